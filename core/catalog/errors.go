@@ -1,0 +1,121 @@
+package catalog
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// RefusalKind names why a call did not succeed. Each kind is recorded
+// distinctly in the audit line.
+type RefusalKind string
+
+// Refusal kinds. The first seven are refusals (status "refused" except
+// internal); Failed is a deliberate, caller-safe failure of the action itself
+// (an upstream that answered badly, a connector that is down).
+const (
+	KindDisabled        RefusalKind = "disabled"
+	KindRateLimited     RefusalKind = "rate_limited"
+	KindUnknown         RefusalKind = "unknown"
+	KindUnauthenticated RefusalKind = "unauthenticated"
+	KindAuthorization   RefusalKind = "authorization"
+	KindValidation      RefusalKind = "validation"
+	KindInternal        RefusalKind = "internal"
+	KindNotFound        RefusalKind = "not_found"
+	KindUnavailable     RefusalKind = "unavailable"
+	KindFailed          RefusalKind = "failed"
+)
+
+// IsFailure reports whether the kind is a failure of the action (status
+// "error") rather than a refusal of the call (status "refused").
+func (k RefusalKind) IsFailure() bool {
+	switch k {
+	case KindInternal, KindUnavailable, KindFailed:
+		return true
+	}
+	return false
+}
+
+// ToolError is a deliberate, caller-safe error: its Message reaches the caller
+// verbatim, so it must never carry a caller-supplied value, a path, a driver
+// string or a secret. Anything that is not a ToolError is masked by the
+// error boundary.
+type ToolError struct {
+	Kind    RefusalKind
+	Message string
+	// RetryAfter is a hint for rate-limited calls.
+	RetryAfter time.Duration
+	// Data is extra structured detail for the caller (for example the
+	// attachment hook install payload). It must obey the same rule as Message.
+	Data map[string]any
+	// cause is kept for operators' debugging; never rendered.
+	cause error
+}
+
+func (e *ToolError) Error() string { return e.Message }
+
+// Unwrap returns the internal cause, if any.
+func (e *ToolError) Unwrap() error { return e.cause }
+
+// WithCause records an internal cause (never shown to the caller).
+func (e *ToolError) WithCause(err error) *ToolError {
+	c := *e
+	c.cause = err
+	return &c
+}
+
+// Refuse returns a ToolError of the given kind with a fixed message.
+func Refuse(kind RefusalKind, message string) *ToolError {
+	return &ToolError{Kind: kind, Message: message}
+}
+
+// Invalid returns a validation refusal; format arguments must never be
+// caller-supplied values (argument names and limits are fine).
+func Invalid(format string, args ...any) *ToolError {
+	return &ToolError{Kind: KindValidation, Message: fmt.Sprintf(format, args...)}
+}
+
+// Denied is the per-resource authorization refusal. It never names the
+// resource.
+func Denied() *ToolError {
+	return &ToolError{Kind: KindAuthorization, Message: "Not authorized for this resource."}
+}
+
+// NotFound is the refusal for a resource that does not exist or is not
+// visible to the caller; it never names the resource.
+func NotFound(what string) *ToolError {
+	return &ToolError{Kind: KindNotFound, Message: what + " not found."}
+}
+
+// Failed is a deliberate failure of the action with a caller-safe message.
+func Failed(message string) *ToolError {
+	return &ToolError{Kind: KindFailed, Message: message}
+}
+
+// Unavailable reports a dependency that is not configured or not reachable.
+func Unavailable(message string) *ToolError {
+	return &ToolError{Kind: KindUnavailable, Message: message}
+}
+
+// Canonical refusal messages used by the guard chain. The unknown message is
+// the same for a component that does not exist, is outside the profile, or is
+// hidden by a missing scope, so none of those can be told apart.
+const (
+	MsgUnknownTool      = "Unknown tool."
+	MsgUnknownResource  = "Unknown resource."
+	MsgUnknownPrompt    = "Unknown prompt."
+	MsgDisabled         = "This component is disabled by the operator."
+	MsgRateLimited      = "Rate limit exceeded; retry later."
+	MsgInternal         = "Internal error; the call was not completed."
+	MsgUnauthenticated  = "Authentication required."
+	MsgUnknownComponent = "Unknown component."
+)
+
+// AsToolError returns the ToolError in err's chain, if any.
+func AsToolError(err error) (*ToolError, bool) {
+	var te *ToolError
+	if errors.As(err, &te) {
+		return te, true
+	}
+	return nil, false
+}

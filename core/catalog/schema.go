@@ -1,0 +1,319 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+)
+
+// Schema is the JSON Schema subset the catalog advertises and enforces. The
+// schema a client sees is the schema every call is validated against: there
+// is one definition, not two.
+//
+// Supported: type (object, string, integer, number, boolean, array, or any),
+// description, properties, required, additionalProperties (false or a
+// schema), items, enum, minLength/maxLength (in characters), minimum/maximum,
+// minItems/maxItems, maxProperties.
+type Schema struct {
+	Type        string
+	Description string
+	Properties  map[string]*Schema
+	Required    []string
+	// Additional is the schema for properties not listed; nil forbids them.
+	Additional *Schema
+	// AllowAdditional permits any extra property (used for free-form maps).
+	AllowAdditional bool
+	Items           *Schema
+	Enum            []string
+	MinLength       *int
+	MaxLength       *int
+	Minimum         *float64
+	Maximum         *float64
+	MinItems        *int
+	MaxItems        *int
+	MaxProperties   *int
+	// Nullable permits JSON null in addition to Type.
+	Nullable bool
+}
+
+// Ptr returns a pointer to v; a helper for schema limits.
+func Ptr[T any](v T) *T { return &v }
+
+// Object builds an object schema with the given properties; required lists
+// the mandatory ones.
+func Object(props map[string]*Schema, required ...string) *Schema {
+	return &Schema{Type: "object", Properties: props, Required: required}
+}
+
+// String builds a string schema bounded to maxLen characters (0: unbounded).
+func String(desc string, maxLen int) *Schema {
+	s := &Schema{Type: "string", Description: desc}
+	if maxLen > 0 {
+		s.MaxLength = Ptr(maxLen)
+	}
+	return s
+}
+
+// Integer builds an integer schema within [min, max].
+func Integer(desc string, minimum, maximum float64) *Schema {
+	return &Schema{Type: "integer", Description: desc, Minimum: Ptr(minimum), Maximum: Ptr(maximum)}
+}
+
+// Number builds a number schema.
+func Number(desc string) *Schema { return &Schema{Type: "number", Description: desc} }
+
+// Boolean builds a boolean schema.
+func Boolean(desc string) *Schema { return &Schema{Type: "boolean", Description: desc} }
+
+// Array builds an array schema of items with at most maxItems elements.
+func Array(desc string, items *Schema, maxItems int) *Schema {
+	s := &Schema{Type: "array", Description: desc, Items: items}
+	if maxItems > 0 {
+		s.MaxItems = Ptr(maxItems)
+	}
+	return s
+}
+
+// Enum builds a string schema restricted to values.
+func Enum(desc string, values ...string) *Schema {
+	return &Schema{Type: "string", Description: desc, Enum: values}
+}
+
+// Any accepts any JSON value.
+func Any(desc string) *Schema { return &Schema{Description: desc} }
+
+// MarshalJSON renders the schema as JSON Schema with a stable key order.
+func (s *Schema) MarshalJSON() ([]byte, error) {
+	return json.Marshal(s.toMap())
+}
+
+// Map renders the schema as a JSON-ready map.
+func (s *Schema) Map() map[string]any { return s.toMap() }
+
+func (s *Schema) toMap() map[string]any {
+	m := map[string]any{}
+	if s.Type != "" {
+		if s.Nullable {
+			m["type"] = []string{s.Type, "null"}
+		} else {
+			m["type"] = s.Type
+		}
+	}
+	if s.Description != "" {
+		m["description"] = s.Description
+	}
+	if s.Type == "object" {
+		props := map[string]any{}
+		for k, v := range s.Properties {
+			props[k] = v.toMap()
+		}
+		m["properties"] = props
+		if len(s.Required) > 0 {
+			r := slices.Clone(s.Required)
+			sort.Strings(r)
+			m["required"] = r
+		}
+		switch {
+		case s.Additional != nil:
+			m["additionalProperties"] = s.Additional.toMap()
+		case s.AllowAdditional:
+			m["additionalProperties"] = true
+		default:
+			m["additionalProperties"] = false
+		}
+		if s.MaxProperties != nil {
+			m["maxProperties"] = *s.MaxProperties
+		}
+	}
+	if s.Items != nil {
+		m["items"] = s.Items.toMap()
+	}
+	if len(s.Enum) > 0 {
+		m["enum"] = s.Enum
+	}
+	if s.MinLength != nil {
+		m["minLength"] = *s.MinLength
+	}
+	if s.MaxLength != nil {
+		m["maxLength"] = *s.MaxLength
+	}
+	if s.Minimum != nil {
+		m["minimum"] = *s.Minimum
+	}
+	if s.Maximum != nil {
+		m["maximum"] = *s.Maximum
+	}
+	if s.MinItems != nil {
+		m["minItems"] = *s.MinItems
+	}
+	if s.MaxItems != nil {
+		m["maxItems"] = *s.MaxItems
+	}
+	return m
+}
+
+// maxValidationDepth bounds recursion through nested arguments.
+const maxValidationDepth = 32
+
+// Validate checks v (as decoded by encoding/json with UseNumber) against the
+// schema. The error names the argument path and the rule, never the value.
+func (s *Schema) Validate(v any) error {
+	return s.validate(v, "arguments", 0)
+}
+
+func (s *Schema) validate(v any, path string, depth int) error {
+	if depth > maxValidationDepth {
+		return fmt.Errorf("%s is nested too deeply", path)
+	}
+	if v == nil {
+		if s.Nullable || s.Type == "" {
+			return nil
+		}
+		return fmt.Errorf("%s must be %s", path, article(s.Type))
+	}
+	switch s.Type {
+	case "":
+		return nil
+	case "object":
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s must be an object", path)
+		}
+		if s.MaxProperties != nil && len(obj) > *s.MaxProperties {
+			return fmt.Errorf("%s has more than %d entries", path, *s.MaxProperties)
+		}
+		for _, r := range s.Required {
+			if _, ok := obj[r]; !ok {
+				return fmt.Errorf("%s is required", join(path, r))
+			}
+		}
+		// Visit keys in a stable order so the first error is deterministic.
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			sub, ok := s.Properties[k]
+			if !ok {
+				switch {
+				case s.Additional != nil:
+					sub = s.Additional
+				case s.AllowAdditional:
+					continue
+				default:
+					// The unexpected key is caller-chosen: never echo it.
+					return fmt.Errorf("%s has an unexpected property", path)
+				}
+				if err := sub.validate(obj[k], path+" entry", depth+1); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := sub.validate(obj[k], join(path, k), depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	case "array":
+		arr, ok := v.([]any)
+		if !ok {
+			return fmt.Errorf("%s must be an array", path)
+		}
+		if s.MinItems != nil && len(arr) < *s.MinItems {
+			return fmt.Errorf("%s must have at least %d items", path, *s.MinItems)
+		}
+		if s.MaxItems != nil && len(arr) > *s.MaxItems {
+			return fmt.Errorf("%s must have at most %d items", path, *s.MaxItems)
+		}
+		if s.Items != nil {
+			for i, item := range arr {
+				if err := s.Items.validate(item, path+"["+strconv.Itoa(i)+"]", depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	case "string":
+		str, ok := v.(string)
+		if !ok {
+			return fmt.Errorf("%s must be a string", path)
+		}
+		n := utf8.RuneCountInString(str)
+		if s.MinLength != nil && n < *s.MinLength {
+			return fmt.Errorf("%s must be at least %d characters", path, *s.MinLength)
+		}
+		if s.MaxLength != nil && n > *s.MaxLength {
+			return fmt.Errorf("%s must be at most %d characters", path, *s.MaxLength)
+		}
+		if len(s.Enum) > 0 && !slices.Contains(s.Enum, str) {
+			return fmt.Errorf("%s must be one of the allowed values", path)
+		}
+		return nil
+	case "boolean":
+		if _, ok := v.(bool); !ok {
+			return fmt.Errorf("%s must be a boolean", path)
+		}
+		return nil
+	case "integer", "number":
+		f, ok := number(v)
+		if !ok {
+			return fmt.Errorf("%s must be %s", path, article(s.Type))
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%s must be a finite number", path)
+		}
+		if s.Type == "integer" && f != math.Trunc(f) {
+			return fmt.Errorf("%s must be an integer", path)
+		}
+		if s.Minimum != nil && f < *s.Minimum {
+			return fmt.Errorf("%s must be at least %s", path, fmtNum(*s.Minimum))
+		}
+		if s.Maximum != nil && f > *s.Maximum {
+			return fmt.Errorf("%s must be at most %s", path, fmtNum(*s.Maximum))
+		}
+		return nil
+	}
+	return fmt.Errorf("%s has an unsupported schema type", path)
+}
+
+func number(v any) (float64, bool) {
+	switch n := v.(type) {
+	case json.Number:
+		f, err := n.Float64()
+		if err != nil {
+			return 0, false
+		}
+		return f, true
+	case float64:
+		return n, true
+	case float32:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case int64:
+		return float64(n), true
+	}
+	return 0, false
+}
+
+func fmtNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
+
+func join(path, key string) string {
+	if path == "arguments" {
+		return "argument '" + key + "'"
+	}
+	return path + "." + key
+}
+
+func article(t string) string {
+	switch t {
+	case "integer", "object", "array":
+		return "an " + t
+	}
+	return "a " + t
+}
