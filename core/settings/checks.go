@@ -1,0 +1,172 @@
+package settings
+
+import (
+	"encoding/json"
+	"errors"
+	"net"
+	"net/url"
+	"strings"
+)
+
+// hostOrHostPort accepts a Host header value: a host name or host:port.
+func hostOrHostPort(raw string) error {
+	if strings.Contains(raw, ":") && !strings.HasPrefix(raw, "[") && strings.Count(raw, ":") == 1 {
+		return hostPort(raw)
+	}
+	if strings.HasPrefix(raw, "[") && strings.Contains(raw, "]:") {
+		return hostPort(raw)
+	}
+	return hostname(raw)
+}
+
+// httpURLWithQuery accepts an absolute http(s) URL that may carry a path
+// and query (API endpoints, JWKS URIs), never credentials or a fragment.
+func httpURLWithQuery(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return errors.New("must be an absolute http or https URL")
+	}
+	if u.User != nil {
+		return errors.New("must not carry credentials")
+	}
+	if u.Fragment != "" {
+		return errors.New("must not carry a fragment")
+	}
+	return nil
+}
+
+// httpURLWithPath is an absolute http(s) base URL (a collector endpoint).
+func httpURLWithPath(raw string) error { return httpURL(raw) }
+
+// authkitDomain accepts a bare host or an https origin.
+func authkitDomain(raw string) error {
+	if strings.Contains(raw, "://") {
+		return origin(raw)
+	}
+	return hostname(raw)
+}
+
+// policyJSON checks that the inline policy is a JSON object; its grants are
+// validated by the authorization engine at start-up.
+func policyJSON(raw string) error {
+	var v map[string]any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return errors.New("must be a JSON object like {\"grants\":[...]}")
+	}
+	return nil
+}
+
+// IsHTTP reports whether the transport serves streamable HTTP.
+func (s *Settings) IsHTTP() bool { return s.Transport == "http" || s.Transport == "streamable-http" }
+
+// CanonicalResource is the server's canonical resource URI: the public URL
+// without a trailing slash. Token audiences must name it (or its /mcp
+// endpoint).
+func (s *Settings) CanonicalResource() string {
+	return strings.TrimRight(s.ServerPublicURL, "/")
+}
+
+// Issuer returns the effective token issuer (derived for workos).
+func (s *Settings) Issuer() string {
+	if s.OAuthProvider == "workos" {
+		return "https://" + authkitHost(s.OAuthAuthkitDomain)
+	}
+	return s.OAuthIssuer
+}
+
+// JWKSURI returns the effective JWKS URI (derived for workos).
+func (s *Settings) JWKSURI() string {
+	if s.OAuthProvider == "workos" {
+		return "https://" + authkitHost(s.OAuthAuthkitDomain) + "/oauth2/jwks"
+	}
+	return s.OAuthJWKSURI
+}
+
+// Audience returns the effective audience: the configured one, or for the
+// workos provider the canonical resource URI when none is configured.
+func (s *Settings) Audience() string {
+	if s.OAuthAudience == "" && s.OAuthProvider == "workos" {
+		return s.CanonicalResource()
+	}
+	return s.OAuthAudience
+}
+
+func authkitHost(domain string) string {
+	d := strings.TrimSpace(domain)
+	if u, err := url.Parse(d); err == nil && u.Host != "" {
+		return u.Host
+	}
+	return strings.TrimRight(d, "/")
+}
+
+// crossCheck validates rules that span variables. Each problem names the
+// variable to change.
+func (s *Settings) crossCheck() []Problem {
+	var ps []Problem
+	add := func(v, reason string) { ps = append(ps, Problem{Var: v, Reason: reason}) }
+
+	if s.IsHTTP() && !s.AuthEnabled && !s.AllowInsecureHTTP {
+		add("ARROWHEAD_ALLOW_INSECURE_HTTP",
+			"serving HTTP with ARROWHEAD_AUTH_ENABLED=false exposes every tool unchecked; enable auth, or set ARROWHEAD_ALLOW_INSECURE_HTTP=true for a trusted-network test")
+	}
+	if s.AuthEnabled {
+		if s.ServerPublicURL == "" {
+			add("ARROWHEAD_SERVER_PUBLIC_URL", "is required when auth is enabled (the canonical resource URI)")
+		}
+		switch s.OAuthProvider {
+		case "workos":
+			if s.OAuthAuthkitDomain == "" {
+				add("ARROWHEAD_OAUTH_AUTHKIT_DOMAIN", "is required when ARROWHEAD_OAUTH_PROVIDER=workos")
+			}
+		default:
+			if s.OAuthIssuer == "" {
+				add("ARROWHEAD_OAUTH_ISSUER", "is required when auth is enabled")
+			}
+			if s.OAuthAudience == "" {
+				add("ARROWHEAD_OAUTH_AUDIENCE", "is required when auth is enabled (it must equal the canonical resource URI)")
+			}
+			if s.OAuthJWKSURI == "" && s.OAuthPublicKey == "" {
+				add("ARROWHEAD_OAUTH_JWKS_URI", "a key source is required when auth is enabled: set ARROWHEAD_OAUTH_JWKS_URI or ARROWHEAD_OAUTH_PUBLIC_KEY")
+			}
+		}
+		if aud, res := s.Audience(), s.CanonicalResource(); aud != "" && res != "" &&
+			strings.TrimRight(aud, "/") != res && strings.TrimRight(aud, "/") != res+"/mcp" {
+			add("ARROWHEAD_OAUTH_AUDIENCE", "must equal the canonical resource URI (ARROWHEAD_SERVER_PUBLIC_URL, or its /mcp endpoint)")
+		}
+		if u := s.JWKSURI(); u != "" && !secureOrLoopback(u) {
+			add("ARROWHEAD_OAUTH_JWKS_URI", "must use https (plain http is accepted only for a loopback host)")
+		}
+	}
+	if s.VectorIndexChunkOverlap >= s.VectorIndexChunkMaxChars {
+		add("ARROWHEAD_VECTOR_INDEX_CHUNK_OVERLAP", "must be smaller than ARROWHEAD_VECTOR_INDEX_CHUNK_MAX_CHARS")
+	}
+	if s.EmbeddingDimensions > s.PgvectorMaxDimensions {
+		add("ARROWHEAD_EMBEDDING_DIMENSIONS", "must not exceed ARROWHEAD_PGVECTOR_MAX_DIMENSIONS")
+	}
+	if s.EmbeddingProvider == "http" && s.EmbeddingEndpoint == "" {
+		add("ARROWHEAD_EMBEDDING_ENDPOINT", "is required when ARROWHEAD_EMBEDDING_PROVIDER=http")
+	}
+	if s.LLMProvider != "none" && s.LLMEndpoint == "" && s.LLMProvider == "openai" {
+		add("ARROWHEAD_LLM_ENDPOINT", "is required when ARROWHEAD_LLM_PROVIDER=openai")
+	}
+	if s.ExecRunner == "container" && s.ExecEnabled && s.ExecContainerImage == "" {
+		add("ARROWHEAD_EXEC_CONTAINER_IMAGE", "is required when ARROWHEAD_EXEC_RUNNER=container")
+	}
+	return ps
+}
+
+func secureOrLoopback(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	if u.Scheme == "https" {
+		return true
+	}
+	host := u.Hostname()
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,317 @@
+// Package settings is the single definition of every ARROWHEAD_* variable:
+// its name, its default (the seed's), how it parses and what makes it valid.
+// Adapters supply the raw values (environment, .env, config file); this
+// package turns them into a typed, validated Settings value or a list of
+// problems, each naming its variable.
+package settings
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Settings is the effective configuration. Fields mirror the variables; the
+// per-minute ceilings live in Limits keyed by variable name.
+type Settings struct {
+	Profile           string
+	Transport         string
+	Host              string
+	Port              int
+	StatelessHTTP     bool
+	AllowedHosts      []string
+	AllowedOrigins    []string
+	AuthEnabled       bool
+	AllowInsecureHTTP bool
+	ServerPublicURL   string
+
+	OAuthProvider      string
+	OAuthIssuer        string
+	OAuthAudience      string
+	OAuthJWKSURI       string
+	OAuthPublicKey     string
+	OAuthAuthkitDomain string
+
+	AuthzPolicy string
+
+	JailRoot         string
+	ReadFileMaxBytes int
+
+	DocsRoot             string
+	DocMaxBytes          int
+	DocAllowedExtensions []string
+	ContentMaxBytes      int
+	JSONMaxDepth         int
+	JSONMaxElements      int
+
+	SearchQueryMaxLength  int
+	SearchRegexEnabled    bool
+	SearchRegexTimeoutMS  int
+	SearchMaxFiles        int
+	SearchMaxResults      int
+	SearchMaxTotalBytes   int
+	SearchSnippetMaxChars int
+
+	ScanMaxFiles        int
+	ScanPerFileMaxBytes int
+	ScanTimeoutSeconds  float64
+	ScanMaxFindings     int
+
+	DocWriteMaxBytes         int
+	DocWriteQuotaBytes       int
+	RequireWriteConfirmation bool
+
+	FetchTimeoutSeconds   float64
+	FetchMaxResponseBytes int
+	FetchMaxRedirects     int
+	EgressAllowedHosts    []string
+	EgressAllowedPorts    []int
+
+	ExpressionMaxLength int
+
+	SQLDSN            string
+	SQLDialect        string
+	SQLQueryMaxLength int
+	SQLMaxRows        int
+	SQLMaxBytes       int
+	SQLMaxColumns     int
+	SQLTimeoutSeconds float64
+
+	PgvectorCollections       []string
+	PgvectorTenantColumn      string
+	PgvectorIDColumn          string
+	PgvectorContentColumn     string
+	PgvectorEmbeddingColumn   string
+	PgvectorSourceColumn      string
+	PgvectorChunkIndexColumn  string
+	PgvectorContentHashColumn string
+	PgvectorTsvectorColumn    string
+	PgvectorMaxK              int
+	PgvectorMaxDimensions     int
+
+	EmbeddingProvider         string
+	EmbeddingDimensions       int
+	EmbeddingEndpoint         string
+	EmbeddingModel            string
+	EmbeddingAPIKey           string
+	EmbeddingBatchSize        int
+	EmbeddingTimeoutSeconds   float64
+	EmbeddingMaxTexts         int
+	EmbeddingMaxResponseBytes int
+
+	VectorWriteDSN            string
+	VectorIndexMaxFiles       int
+	VectorIndexMaxChunks      int
+	VectorIndexChunkMaxChars  int
+	VectorIndexChunkOverlap   int
+	VectorIndexTimeoutSeconds float64
+	CodeChunkMaxChars         int
+	IndexReuseUnchanged       bool
+
+	HybridRRFK                int
+	HybridCandidateMultiplier int
+	FTSLanguage               string
+
+	RepoRoot                string
+	RepoMaxFileBytes        int
+	RepoAllowedExtensions   []string
+	RepoExcludedDirs        []string
+	RepoSearchMaxFiles      int
+	SymbolMapMaxFiles       int
+	SymbolMapMaxSymbols     int
+	DependencyGraphMaxFiles int
+
+	LLMProvider       string
+	LLMEndpoint       string
+	LLMModel          string
+	LLMAPIKey         string
+	LLMMaxTokens      int
+	LLMTimeoutSeconds float64
+	LLMMaxPromptChars int
+	LLMInternalHosts  []string
+	DiffMaxBytes      int
+
+	ExecEnabled         bool
+	ExecRunner          string
+	ExecContainerImage  string
+	ExecWorkdir         string
+	ExecCPUSeconds      int
+	ExecWallSeconds     float64
+	ExecTestWallSeconds float64
+	ExecMemoryBytes     int
+	ExecMaxOutputBytes  int
+	ExecMaxCodeBytes    int
+	ExecMaxCopyBytes    int
+	ExecCopyMaxFiles    int
+	ExecTestCommand     string
+
+	WorkingsetMaxSets  int
+	WorkingsetMaxItems int
+	PackMaxTokens      int
+
+	MemoryRoot                   string
+	MemoryDSN                    string
+	MemoryMaxContentBytes        int
+	MemoryMaxMetadataBytes       int
+	MemoryMaxEntriesPerNamespace int
+	MemoryMaxNamespaces          int
+	MemoryQuotaBytes             int
+	MemoryMaxK                   int
+	KVMaxKeys                    int
+	KVMaxValueBytes              int
+	KVMaxTTLSeconds              int
+
+	TaskScheduleMaxDelaySeconds  float64
+	TaskScheduleMinRepeatSeconds float64
+	TaskScheduleMaxPerOwner      int
+	TaskPayloadMaxBytes          int
+
+	NotifyAllowlist        []string
+	NotifyTimeoutSeconds   float64
+	NotifyMaxPayloadBytes  int
+	NotifyMaxResponseBytes int
+
+	RateLimitEnabled bool
+	// Limits holds every ARROWHEAD_*_PER_MINUTE ceiling by variable name.
+	Limits   map[string]int
+	RedisURL string
+
+	DisabledTools []string
+
+	ToolListTTLMS     int
+	ResourceReadTTLMS int
+
+	OTelExporterOTLPEndpoint string
+	OTelExporterOTLPHeaders  string
+	OTelServiceName          string
+}
+
+// DefaultToolLimitVar is the fallback ceiling for a tool without its own.
+const DefaultToolLimitVar = "ARROWHEAD_DEFAULT_TOOL_PER_MINUTE"
+
+// Limit returns the per-minute ceiling configured under varName, falling back
+// to fallback (a tool's declared default) and then to the default tool limit.
+func (s *Settings) Limit(varName string, fallback int) int {
+	if v, ok := s.Limits[varName]; ok {
+		return v
+	}
+	if fallback > 0 {
+		return fallback
+	}
+	return s.Limits[DefaultToolLimitVar]
+}
+
+// Seconds converts a float seconds setting to a duration.
+func Seconds(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+
+// Problem is one invalid setting.
+type Problem struct {
+	Var    string
+	Reason string
+}
+
+func (p Problem) String() string { return p.Var + ": " + p.Reason }
+
+// Error lists every problem found while loading settings. Its Error text is
+// the first problem on one line, naming the variable, as startup prints it.
+type Error struct {
+	Problems []Problem
+}
+
+func (e *Error) Error() string {
+	if len(e.Problems) == 0 {
+		return "invalid configuration"
+	}
+	if len(e.Problems) == 1 {
+		return "invalid configuration: " + e.Problems[0].String()
+	}
+	return fmt.Sprintf("invalid configuration: %s (and %d more)", e.Problems[0], len(e.Problems)-1)
+}
+
+// Lookup returns the raw value of a variable and whether it was set.
+type Lookup func(name string) (string, bool)
+
+// Defaults returns the settings every variable takes when nothing is set.
+func Defaults() *Settings {
+	s, err := Load(func(string) (string, bool) { return "", false })
+	if err != nil {
+		// The defaults are ours; a failure here is a programming error that
+		// the unit tests catch.
+		panic(err)
+	}
+	return s
+}
+
+// Load parses and validates every variable through lookup.
+func Load(lookup Lookup) (*Settings, error) {
+	s := &Settings{Limits: map[string]int{}}
+	var problems []Problem
+	for _, v := range s.vars() {
+		raw, ok := lookup(v.Name)
+		if !ok {
+			raw = v.Default
+		}
+		raw = strings.TrimSpace(raw)
+		if err := v.parse(raw); err != nil {
+			problems = append(problems, Problem{Var: v.Name, Reason: err.Error()})
+		}
+	}
+	if len(problems) == 0 {
+		problems = append(problems, s.crossCheck()...)
+	}
+	if len(problems) > 0 {
+		return nil, &Error{Problems: problems}
+	}
+	return s, nil
+}
+
+// Entry is one variable's effective value as check-config prints it.
+type Entry struct {
+	Name    string
+	Value   string
+	Default string
+	Secret  bool
+}
+
+// Redacted is the stand-in printed for a secret that is set.
+const Redacted = "(redacted)"
+
+// Effective lists every variable with its effective value, secrets redacted.
+// It renders from the parsed settings, so it shows what the server uses.
+func (s *Settings) Effective() []Entry {
+	vars := s.vars()
+	out := make([]Entry, 0, len(vars))
+	for _, v := range vars {
+		val := v.render()
+		if v.Secret && val != "" {
+			val = Redacted
+		}
+		out = append(out, Entry{Name: v.Name, Value: val, Default: v.Default, Secret: v.Secret})
+	}
+	return out
+}
+
+// Names returns every variable name, sorted.
+func Names() []string {
+	var s Settings
+	s.Limits = map[string]int{}
+	var names []string
+	for _, v := range s.vars() {
+		names = append(names, v.Name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// DefaultOf returns the default of a variable and whether it exists.
+func DefaultOf(name string) (string, bool) {
+	var s Settings
+	s.Limits = map[string]int{}
+	i := slices.IndexFunc(s.vars(), func(v *Var) bool { return v.Name == name })
+	if i < 0 {
+		return "", false
+	}
+	return s.vars()[i].Default, true
+}
