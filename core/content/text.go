@@ -1,0 +1,206 @@
+// Package content turns untrusted bytes (files, web pages, rows, model
+// output) into text that is safe to place in a model's context: format
+// sanitizers strip what could steer a terminal, a renderer or a reader, and
+// provenance framing marks where untrusted data begins and ends with a
+// marker the data cannot forge.
+package content
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// ErrUTF7 is returned for text that starts with a UTF-7 byte-order mark: it
+// could decode differently in a consumer that honours the mark.
+var ErrUTF7 = errors.New("UTF-7 encoded text is refused")
+
+// utf7BOMs are the UTF-7 byte-order mark spellings (RFC 2152).
+var utf7BOMs = [][]byte{[]byte("+/v8"), []byte("+/v9"), []byte("+/v+"), []byte("+/v/")}
+
+// HasUTF7BOM reports whether b starts with a UTF-7 byte-order mark.
+func HasUTF7BOM(b []byte) bool {
+	for _, bom := range utf7BOMs {
+		if bytes.HasPrefix(b, bom) {
+			return true
+		}
+	}
+	return false
+}
+
+// SanitizeText decodes b as UTF-8 (invalid sequences become U+FFFD), strips
+// terminal escape sequences (CSI, OSC, DCS and friends), C0 and C1 control
+// characters except newline and tab, zero-width, bidirectional-override and
+// invisible tag characters, and normalizes to NFC. Line endings become \n.
+func SanitizeText(b []byte) (string, error) {
+	if HasUTF7BOM(b) {
+		return "", ErrUTF7
+	}
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+	return norm.NFC.String(stripControls(b)), nil
+}
+
+// SanitizeString is SanitizeText for a string known not to need the UTF-7
+// check (a short identifier or a model's answer); a UTF-7 mark is dropped.
+func SanitizeString(s string) string {
+	out, err := SanitizeText([]byte(s))
+	if err != nil {
+		return ""
+	}
+	return out
+}
+
+const (
+	esc = 0x1b
+	bel = 0x07
+)
+
+// stripControls walks b once, removing escape sequences and invisible or
+// control characters.
+func stripControls(b []byte) string {
+	var sb strings.Builder
+	sb.Grow(len(b))
+	for i := 0; i < len(b); {
+		c := b[i]
+		if c == esc {
+			i = skipEscape(b, i)
+			continue
+		}
+		if c == '\r' {
+			// CRLF and lone CR both become LF.
+			sb.WriteByte('\n')
+			if i+1 < len(b) && b[i+1] == '\n' {
+				i++
+			}
+			i++
+			continue
+		}
+		if c < 0x80 {
+			if c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f) {
+				sb.WriteByte(c)
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && size <= 1 {
+			sb.WriteRune(utf8.RuneError)
+			i++
+			continue
+		}
+		if r == 0x9b {
+			// The 8-bit CSI introduces a sequence just like ESC [.
+			i = skipCSIBody(b, i+size)
+			continue
+		}
+		if r == 0x9d || r == 0x90 || r == 0x9e || r == 0x9f || r == 0x98 {
+			// 8-bit OSC, DCS, PM, APC, SOS: skip to the string terminator.
+			i = skipString(b, i+size)
+			continue
+		}
+		if !invisible(r) {
+			sb.WriteRune(r)
+		}
+		i += size
+	}
+	return sb.String()
+}
+
+// invisible reports runes that are removed: C1 controls, zero-width and
+// bidirectional controls, tag characters and other invisible formatting.
+func invisible(r rune) bool {
+	switch {
+	case r >= 0x80 && r <= 0x9f: // C1 controls
+		return true
+	case r == 0x00ad, r == 0x034f, r == 0x061c, r == 0x115f, r == 0x1160, r == 0x17b4, r == 0x17b5, r == 0x180e:
+		return true
+	case r >= 0x200b && r <= 0x200f: // zero-width space/joiners, LRM, RLM
+		return true
+	case r >= 0x2028 && r <= 0x202e: // line/paragraph separators, bidi embeddings and overrides
+		return true
+	case r >= 0x2060 && r <= 0x206f: // word joiner, invisible operators, bidi isolates, deprecated formats
+		return true
+	case r == 0x3164, r == 0xfeff, r == 0xffa0:
+		return true
+	case r >= 0xfff9 && r <= 0xfffb: // interlinear annotations
+		return true
+	case r >= 0xe0000 && r <= 0xe007f: // tag characters (invisible ASCII smuggling)
+		return true
+	case r >= 0x1d173 && r <= 0x1d17a: // musical formatting controls
+		return true
+	}
+	return false
+}
+
+// skipEscape skips an ESC-introduced sequence starting at b[i] == ESC and
+// returns the index after it.
+func skipEscape(b []byte, i int) int {
+	i++ // ESC
+	if i >= len(b) {
+		return i
+	}
+	switch b[i] {
+	case '[':
+		return skipCSIBody(b, i+1)
+	case ']', 'P', '^', '_', 'X':
+		// OSC, DCS, PM, APC, SOS: a string terminated by BEL or ST.
+		return skipString(b, i+1)
+	}
+	// Two- and three-byte escapes: intermediates 0x20-0x2f then a final byte.
+	for i < len(b) && b[i] >= 0x20 && b[i] <= 0x2f {
+		i++
+	}
+	if i < len(b) {
+		i++
+	}
+	return i
+}
+
+// skipCSIBody skips parameter and intermediate bytes and the final byte.
+func skipCSIBody(b []byte, i int) int {
+	for i < len(b) {
+		c := b[i]
+		switch {
+		case c >= 0x40 && c <= 0x7e:
+			return i + 1
+		case c >= 0x20 && c <= 0x3f:
+			i++
+		default:
+			// Malformed: end the sequence without eating the byte.
+			return i
+		}
+	}
+	return i
+}
+
+// skipString skips to BEL, ESC \ or the 8-bit ST (U+009C).
+func skipString(b []byte, i int) int {
+	for i < len(b) {
+		switch {
+		case b[i] == bel:
+			return i + 1
+		case b[i] == esc && i+1 < len(b) && b[i+1] == '\\':
+			return i + 2
+		case b[i] == 0xc2 && i+1 < len(b) && b[i+1] == 0x9c:
+			return i + 2
+		}
+		i++
+	}
+	return i
+}
+
+// Truncate cuts s to at most maxBytes without splitting a UTF-8 sequence and
+// reports whether it cut.
+func Truncate(s string, maxBytes int) (string, bool) {
+	if len(s) <= maxBytes {
+		return s, false
+	}
+	cut := maxBytes
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut], true
+}
