@@ -1,0 +1,429 @@
+// Package core is the embeddable Arrowhead application: the catalog of
+// tools, resources and prompts behind one guard chain. Every door (stdio,
+// streamable HTTP, or a Go program calling App.Call directly) runs the same
+// chain: span, audit, kill switch, rate limit, scope check, handler, error
+// boundary, one audit line, span end.
+//
+// core imports only the standard library and ports; adapters supply the
+// outside world through the Deps struct.
+package core
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync/atomic"
+
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+const defaultLimitVar = settings.DefaultToolLimitVar
+
+// Limits on what a single call may carry before any tool sees it.
+const (
+	// MaxArgumentBytes bounds the raw arguments object of one call.
+	MaxArgumentBytes = 4 << 20
+	// MaxArgumentDepth bounds nesting in the arguments object, checked
+	// before it is parsed.
+	MaxArgumentDepth = 32
+)
+
+// Deps are the adapters the application runs on. Every field is required;
+// New refuses a nil dependency rather than run with an unguarded default.
+type Deps struct {
+	Settings   *settings.Settings
+	Authorizer ports.Authorizer
+	Rates      ports.RateStore
+	Audit      ports.AuditSink
+	Tracer     ports.Tracer
+	Metrics    ports.Metrics
+	Clock      ports.Clock
+	// Families supplies the tools, resources and prompts of each family,
+	// built from the same dependencies (see Components).
+	Components []Components
+}
+
+// Components are what one family contributes to the catalog.
+type Components struct {
+	Tools     []catalog.ToolSpec
+	Resources []catalog.ResourceSpec
+	Prompts   []catalog.PromptSpec
+}
+
+type toolEntry struct {
+	spec      catalog.ToolSpec
+	perMinute int
+}
+
+// App is the guarded application. It is safe for concurrent use.
+type App struct {
+	settings   *settings.Settings
+	authorizer ports.Authorizer
+	rates      ports.RateStore
+	audit      ports.AuditSink
+	tracer     ports.Tracer
+	metrics    ports.Metrics
+	clock      ports.Clock
+
+	tools     map[string]toolEntry
+	toolOrder []string
+	resources []catalog.ResourceSpec
+	prompts   map[string]catalog.PromptSpec
+
+	killSwitch atomic.Pointer[map[string]bool]
+}
+
+// ErrMissingDependency is returned by New when a dependency is nil.
+var ErrMissingDependency = errors.New("missing dependency")
+
+// New builds the application. Only tools whose family is in the active
+// profile (and whose family gate is open) are registered.
+func New(d Deps) (*App, error) {
+	switch {
+	case d.Settings == nil:
+		return nil, fmt.Errorf("%w: settings", ErrMissingDependency)
+	case d.Authorizer == nil:
+		return nil, fmt.Errorf("%w: authorizer", ErrMissingDependency)
+	case d.Rates == nil:
+		return nil, fmt.Errorf("%w: rate store", ErrMissingDependency)
+	case d.Audit == nil:
+		return nil, fmt.Errorf("%w: audit sink", ErrMissingDependency)
+	case d.Tracer == nil:
+		return nil, fmt.Errorf("%w: tracer", ErrMissingDependency)
+	case d.Metrics == nil:
+		return nil, fmt.Errorf("%w: metrics", ErrMissingDependency)
+	case d.Clock == nil:
+		return nil, fmt.Errorf("%w: clock", ErrMissingDependency)
+	}
+	a := &App{
+		settings:   d.Settings,
+		authorizer: d.Authorizer,
+		rates:      d.Rates,
+		audit:      d.Audit,
+		tracer:     d.Tracer,
+		metrics:    d.Metrics,
+		clock:      d.Clock,
+		tools:      map[string]toolEntry{},
+		prompts:    map[string]catalog.PromptSpec{},
+	}
+	families := EnabledFamilies(d.Settings)
+	for _, c := range d.Components {
+		for _, t := range c.Tools {
+			if t.IsZero() {
+				return nil, fmt.Errorf("%w: a tool spec was never built", catalog.ErrIncompleteSpec)
+			}
+			if !slices.Contains(families, t.Family()) {
+				continue
+			}
+			if _, dup := a.tools[t.Name()]; dup {
+				return nil, fmt.Errorf("duplicate tool %q", t.Name())
+			}
+			a.tools[t.Name()] = toolEntry{spec: t, perMinute: d.Settings.Limit(t.Ceiling().Var, t.Ceiling().Default)}
+			a.toolOrder = append(a.toolOrder, t.Name())
+		}
+		for _, r := range c.Resources {
+			if err := checkResource(r); err != nil {
+				return nil, err
+			}
+			a.resources = append(a.resources, r)
+		}
+		for _, p := range c.Prompts {
+			if p.Name == "" || p.Handler == nil || p.Scope == "" {
+				return nil, fmt.Errorf("%w: prompt %q needs a name, scope and handler", catalog.ErrIncompleteSpec, p.Name)
+			}
+			a.prompts[p.Name] = p
+		}
+	}
+	sort.Strings(a.toolOrder)
+	a.resources = append(a.resources, a.integrityResource())
+	a.SetDisabled(d.Settings.DisabledTools)
+	return a, nil
+}
+
+func checkResource(r catalog.ResourceSpec) error {
+	if r.Name == "" || r.Handler == nil || (r.URI == "") == (r.Template == "") {
+		return fmt.Errorf("%w: resource %q needs a name, a handler and exactly one of URI or template", catalog.ErrIncompleteSpec, r.Name)
+	}
+	if r.Template != "" && r.Match == nil {
+		return fmt.Errorf("%w: resource template %q needs a matcher", catalog.ErrIncompleteSpec, r.Name)
+	}
+	return nil
+}
+
+// EnabledFamilies applies the profile and the family gates.
+func EnabledFamilies(s *settings.Settings) []catalog.Family {
+	var out []catalog.Family
+	for _, f := range catalog.Profiles[s.Profile] {
+		switch f {
+		case catalog.FamilyExec:
+			if !s.ExecEnabled {
+				continue
+			}
+		case catalog.FamilyNotify:
+			if len(s.NotifyAllowlist) == 0 {
+				continue
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// SetDisabled replaces the kill-switch set: names of tools, prompts,
+// resources (by name, URI or URI template) taken out of service.
+func (a *App) SetDisabled(names []string) {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[strings.TrimSpace(n)] = true
+	}
+	a.killSwitch.Store(&m)
+}
+
+func (a *App) disabled(names ...string) bool {
+	m := *a.killSwitch.Load()
+	for _, n := range names {
+		if n != "" && m[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// Settings returns the effective settings.
+func (a *App) Settings() *settings.Settings { return a.settings }
+
+// ToolInfo is one tool as a caller may see it.
+type ToolInfo struct {
+	Spec      catalog.ToolSpec
+	PerMinute int
+}
+
+// Tools returns every registered tool regardless of caller, kill switch
+// included, in name order. The CLI listing and the transport registration use
+// it; callers see ListTools.
+func (a *App) Tools() []ToolInfo {
+	out := make([]ToolInfo, 0, len(a.toolOrder))
+	for _, n := range a.toolOrder {
+		e := a.tools[n]
+		out = append(out, ToolInfo{Spec: e.spec, PerMinute: e.perMinute})
+	}
+	return out
+}
+
+// ListTools returns the tools p may see: registered, not disabled, and
+// within p's scopes.
+func (a *App) ListTools(_ context.Context, p ports.Principal) []ToolInfo {
+	var out []ToolInfo
+	for _, t := range a.Tools() {
+		if a.Visible(p, ports.ComponentTool, t.Spec.Name()) {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Visible reports whether p may see the named component in a listing.
+func (a *App) Visible(p ports.Principal, kind ports.ComponentKind, name string) bool {
+	if !p.Authenticated {
+		return false
+	}
+	switch kind {
+	case ports.ComponentTool:
+		e, ok := a.tools[name]
+		return ok && !a.disabled(name) && p.HasScope(e.spec.Scope())
+	case ports.ComponentPrompt:
+		s, ok := a.prompts[name]
+		return ok && !a.disabled(name) && p.HasScope(s.Scope)
+	case ports.ComponentResource:
+		for _, r := range a.resources {
+			if r.Name == name || r.URI == name || r.Template == name {
+				return !a.disabled(r.Name, r.URI, r.Template) && (r.Scope == "" || p.HasScope(r.Scope))
+			}
+		}
+	}
+	return false
+}
+
+// CallOption adjusts one call.
+type CallOption func(*callOptions)
+
+type callOptions struct {
+	carrier    ports.TraceCarrier
+	caps       catalog.ClientCaps
+	inputs     map[string]catalog.InputAnswer
+	inputState string
+	progress   func(done, total float64, message string)
+}
+
+// WithTraceContext joins the caller's W3C trace context.
+func WithTraceContext(c ports.TraceCarrier) CallOption {
+	return func(o *callOptions) { o.carrier = c }
+}
+
+// WithClientCaps declares what the calling client supports.
+func WithClientCaps(c catalog.ClientCaps) CallOption {
+	return func(o *callOptions) { o.caps = c }
+}
+
+// WithInputs passes the client's answers to earlier input requests.
+func WithInputs(answers map[string]catalog.InputAnswer, state string) CallOption {
+	return func(o *callOptions) { o.inputs, o.inputState = answers, state }
+}
+
+// WithProgress reports progress to a client that asked for it.
+func WithProgress(fn func(done, total float64, message string)) CallOption {
+	return func(o *callOptions) { o.progress = fn }
+}
+
+// Call runs the named tool as p through the guard chain. args is a JSON
+// object as json.RawMessage or []byte, or any value that marshals to one.
+// The error is always nil or a *catalog.ToolError.
+func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any, opts ...CallOption) (catalog.Result, error) {
+	var o callOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	raw, rawErr := rawArgs(args)
+	e, known := a.tools[name]
+	adm := admission{
+		kind:       ports.ComponentTool,
+		name:       "unknown",
+		known:      known,
+		unknownMsg: catalog.MsgUnknownTool,
+		carrier:    o.carrier,
+	}
+	if known {
+		adm.name = name
+		adm.killNames = []string{name}
+		adm.scope = e.spec.Scope()
+		adm.perMinute = e.perMinute
+		adm.shapes = argShapes(e.spec.Input(), raw)
+	}
+	var result catalog.Result
+	err := a.guard(ctx, p, adm, func(ctx context.Context) error {
+		if rawErr != nil {
+			return rawErr
+		}
+		parsed, err := decodeArgs(raw)
+		if err != nil {
+			return err
+		}
+		if err := e.spec.Input().Validate(parsed); err != nil {
+			return catalog.Invalid("%s.", capitalize(err.Error()))
+		}
+		r, err := e.spec.Handler()(ctx, catalog.Call{
+			Principal:  p,
+			Args:       parsed,
+			Raw:        raw,
+			Caps:       o.caps,
+			Inputs:     o.inputs,
+			InputState: o.inputState,
+			Progress:   o.progress,
+		})
+		if err != nil {
+			return err
+		}
+		if r.NeedInput == nil && r.Structured == nil {
+			return fmt.Errorf("tool %s returned no structured content", name)
+		}
+		result = r
+		return nil
+	})
+	if err != nil {
+		return catalog.Result{}, err
+	}
+	return result, nil
+}
+
+func rawArgs(args any) (json.RawMessage, error) {
+	var raw []byte
+	switch v := args.(type) {
+	case nil:
+		raw = []byte("{}")
+	case json.RawMessage:
+		raw = v
+	case []byte:
+		raw = v
+	default:
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, catalog.Invalid("Arguments must be a JSON object.")
+		}
+		raw = b
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		raw = []byte("{}")
+	}
+	if len(raw) > MaxArgumentBytes {
+		return nil, catalog.Invalid("Arguments exceed the %d byte limit.", MaxArgumentBytes)
+	}
+	return raw, nil
+}
+
+// decodeArgs parses the arguments object after bounding its nesting depth,
+// so a deeply nested payload is refused before the parser walks it.
+func decodeArgs(raw json.RawMessage) (map[string]any, error) {
+	if jsonDepth(raw) > MaxArgumentDepth {
+		return nil, catalog.Invalid("Arguments are nested more than %d levels deep.", MaxArgumentDepth)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, catalog.Invalid("Arguments must be a JSON object.")
+	}
+	if dec.More() {
+		return nil, catalog.Invalid("Arguments must be a single JSON object.")
+	}
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil, catalog.Invalid("Arguments must be a JSON object.")
+	}
+	return m, nil
+}
+
+// jsonDepth returns the maximum bracket nesting of a JSON text, ignoring
+// brackets inside strings.
+func jsonDepth(b []byte) int {
+	depth, maxDepth := 0, 0
+	inString, escaped := false, false
+	for _, c := range b {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > maxDepth {
+				maxDepth = depth
+			}
+		case '}', ']':
+			depth--
+		}
+	}
+	return maxDepth
+}
+
+func capitalize(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
