@@ -283,7 +283,8 @@ func WithProgress(fn func(done, total float64, message string)) CallOption {
 }
 
 // Call runs the named tool as p through the guard chain. args is a JSON
-// object as json.RawMessage or []byte, or any value that marshals to one.
+// object as json.RawMessage, []byte or string, or any other value that
+// marshals to one (a map or a struct).
 // The error is always nil or a *catalog.ToolError.
 func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any, opts ...CallOption) (catalog.Result, error) {
 	var o callOptions
@@ -351,6 +352,8 @@ func rawArgs(args any) (json.RawMessage, error) {
 		raw = v
 	case []byte:
 		raw = v
+	case string:
+		raw = []byte(v)
 	default:
 		b, err := json.Marshal(v)
 		if err != nil {
