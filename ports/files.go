@@ -1,0 +1,33 @@
+package ports
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// File-access errors. Their text is caller-safe: none carries a path.
+var (
+	ErrNotFound    = errors.New("not found")
+	ErrTooLarge    = errors.New("exceeds the size limit")
+	ErrOutsideJail = errors.New("resolves outside the allowed root")
+	ErrNotRegular  = errors.New("is not a regular file")
+	ErrExists      = errors.New("already exists")
+	ErrQuota       = errors.New("the storage quota is exhausted")
+)
+
+// FileInfo describes a file inside a jail.
+type FileInfo struct {
+	// Path is the slash-separated path relative to the jail root.
+	Path    string
+	Size    int64
+	ModTime time.Time
+}
+
+// FileJail reads regular files under one root directory. Paths are relative
+// and already validated by the core; the jail still resolves every symlink
+// and refuses anything that leaves the root. Errors are the sentinels above
+// (wrapped), never an os error carrying the path. Safe for concurrent use.
+type FileJail interface {
+	ReadFile(ctx context.Context, rel string, maxBytes int64) ([]byte, FileInfo, error)
+}
