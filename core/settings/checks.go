@@ -128,6 +128,9 @@ func (s *Settings) crossCheck() []Problem {
 			if s.OAuthJWKSURI == "" && s.OAuthPublicKey == "" {
 				add("ARROWHEAD_OAUTH_JWKS_URI", "a key source is required when auth is enabled: set ARROWHEAD_OAUTH_JWKS_URI or ARROWHEAD_OAUTH_PUBLIC_KEY")
 			}
+			if s.OAuthJWKSURI != "" && s.OAuthPublicKey != "" {
+				add("ARROWHEAD_OAUTH_PUBLIC_KEY", "set exactly one key source: ARROWHEAD_OAUTH_JWKS_URI or ARROWHEAD_OAUTH_PUBLIC_KEY, not both")
+			}
 		}
 		if aud, res := s.Audience(), s.CanonicalResource(); aud != "" && res != "" &&
 			strings.TrimRight(aud, "/") != res && strings.TrimRight(aud, "/") != res+"/mcp" {
