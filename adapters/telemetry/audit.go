@@ -1,0 +1,321 @@
+package telemetry
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/uptrace/opentelemetry-go-extra/otelzap"
+	"go.opentelemetry.io/otel/log"
+	lognoop "go.opentelemetry.io/otel/log/noop"
+	"go.opentelemetry.io/otel/trace"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// Field names of an audit line. They are part of the operator contract
+// (log drains and alerts key on them): change them only on purpose.
+const (
+	FieldTime      = "time"
+	FieldLevel     = "level"
+	FieldMsg       = "msg"
+	FieldSubject   = "subject"
+	FieldComponent = "component"
+	FieldName      = "name"
+	FieldArgs      = "args"
+	FieldStatus    = "status"
+	FieldRefusal   = "refusal"
+	FieldLatencyMS = "latency_ms"
+	FieldTraceID   = "trace_id"
+	FieldSpanID    = "span_id"
+	FieldCause     = "cause"
+)
+
+// AuditMessage is the msg of every audit line.
+const AuditMessage = "audit"
+
+// Bounds on what an args entry may look like. Shapes are computed by the
+// core (string(12), array(3), number, a URI scheme, a count); these bounds
+// are a second line behind that contract, so a record that wrongly carried
+// a value would show ShapeRedacted instead of the value.
+const (
+	maxArgKeyLen   = 64
+	maxArgShapeLen = 32
+	// ShapeRedacted replaces a shape that does not look like one.
+	ShapeRedacted = "redacted"
+	// ArgsDroppedKey counts args entries whose key did not look like a
+	// declared argument name; the entries are not written.
+	ArgsDroppedKey = "_dropped"
+)
+
+// AuditSink writes one JSON line per record. It implements ports.AuditSink
+// and is safe for concurrent use; each line is a single Write to the
+// underlying writer, and Record returns once it is written.
+type AuditSink struct {
+	log *otelzap.Logger
+}
+
+var _ ports.AuditSink = (*AuditSink)(nil)
+
+// AuditOption configures NewAuditSink.
+type AuditOption func(*auditOptions)
+
+type auditOptions struct {
+	provider log.LoggerProvider
+}
+
+// WithLoggerProvider also emits every audit record to an OpenTelemetry log
+// provider through otelzap, with the call's context so the log SDK can
+// correlate it with the span. Without this option nothing is bridged and
+// the JSON line is the only output.
+func WithLoggerProvider(p log.LoggerProvider) AuditOption {
+	return func(o *auditOptions) { o.provider = p }
+}
+
+// NewAuditSink returns a sink writing JSON lines to w. The caller chooses w:
+// stdout over HTTP, stderr over stdio (where stdout is the protocol).
+func NewAuditSink(w io.Writer, opts ...AuditOption) *AuditSink {
+	var o auditOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	enc := encoderConfig()
+	// Record writes time, level and msg itself, in that order: the time is
+	// the record's (the call's start by the chain's clock), not the moment
+	// zap encodes the entry.
+	enc.TimeKey, enc.LevelKey, enc.MessageKey = "", "", ""
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), lockedSyncer(w), zapcore.DebugLevel)
+
+	otelOpts := []otelzap.Option{
+		otelzap.WithCaller(false),
+		// The span's status belongs to the Tracer; an error-level audit
+		// line must not set it.
+		otelzap.WithErrorStatusLevel(zapcore.InvalidLevel),
+	}
+	if o.provider != nil {
+		otelOpts = append(otelOpts, otelzap.WithLoggerProvider(o.provider), otelzap.WithMinLevel(zapcore.InfoLevel))
+	} else {
+		otelOpts = append(otelOpts, otelzap.WithLoggerProvider(lognoop.NewLoggerProvider()), otelzap.WithMinLevel(zapcore.InvalidLevel))
+	}
+	// No sampling, caller or stack trace: every call gets exactly one line
+	// of fixed fields.
+	return &AuditSink{log: otelzap.New(zap.New(core), otelOpts...)}
+}
+
+// Record writes rec as one line. A call that ended in error is logged at
+// error level, the rest at info.
+//
+// trace_id is always present: the record's trace id, else the trace id of
+// the span in ctx, else "". span_id is present when ctx holds a span this
+// process started (not a caller's remote span context). otelzap itself
+// adds neither to the line; it only passes ctx to the OpenTelemetry log
+// bridge when one is configured.
+func (s *AuditSink) Record(ctx context.Context, rec ports.AuditRecord) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	t := rec.Time
+	if t.IsZero() {
+		t = time.Now()
+	}
+	sc := trace.SpanContextFromContext(ctx)
+	tid, err := trace.TraceIDFromHex(rec.TraceID)
+	if err != nil && sc.IsValid() {
+		tid, err = sc.TraceID(), nil
+	}
+	traceID := ""
+	if err == nil {
+		traceID = tid.String()
+	}
+
+	level, lvl := zapcore.InfoLevel, "info"
+	if rec.Status == ports.StatusError {
+		level, lvl = zapcore.ErrorLevel, "error"
+	}
+	fields := make([]zap.Field, 0, 14)
+	fields = append(fields,
+		zap.String(FieldTime, t.UTC().Format(time.RFC3339Nano)),
+		zap.String(FieldLevel, lvl),
+		zap.String(FieldMsg, AuditMessage),
+		zap.String(FieldSubject, rec.Subject),
+		zap.String(FieldComponent, string(rec.Kind)),
+		zap.String(FieldName, rec.Name),
+		zap.Reflect(FieldArgs, sanitizeShapes(rec.ArgShapes)),
+		zap.String(FieldStatus, rec.Status),
+	)
+	if rec.Refusal != "" {
+		fields = append(fields, zap.String(FieldRefusal, rec.Refusal))
+	}
+	fields = append(fields,
+		zap.Float64(FieldLatencyMS, float64(rec.Latency)/float64(time.Millisecond)),
+		zap.String(FieldTraceID, traceID),
+	)
+	if err == nil && sc.IsValid() && !sc.IsRemote() && sc.TraceID() == tid {
+		fields = append(fields, zap.String(FieldSpanID, sc.SpanID().String()))
+	}
+	if rec.Cause != "" {
+		fields = append(fields, zap.String(FieldCause, rec.Cause))
+	}
+
+	if level == zapcore.ErrorLevel {
+		s.log.ErrorContext(ctx, AuditMessage, fields...)
+		return
+	}
+	s.log.InfoContext(ctx, AuditMessage, fields...)
+}
+
+// Sync flushes the writer (if it can be flushed). Call it on shutdown.
+func (s *AuditSink) Sync() error { return s.log.Sync() }
+
+// shapeMap is the args field: a JSON object in the line, and its JSON text
+// when bridged to an OpenTelemetry log record (otelzap renders reflected
+// fields with fmt.Sprint, which uses String).
+type shapeMap map[string]string
+
+func (m shapeMap) String() string {
+	b, err := json.Marshal(map[string]string(m))
+	if err != nil {
+		return "{}"
+	}
+	return string(b)
+}
+
+// sanitizeShapes returns shapes unchanged when every entry looks like a
+// shape, else a copy with odd values redacted and odd keys dropped and
+// counted.
+func sanitizeShapes(shapes map[string]string) shapeMap {
+	clean := true
+	for k, v := range shapes {
+		if !isArgKey(k) || !isShape(v) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		if shapes == nil {
+			return shapeMap{}
+		}
+		return shapeMap(shapes)
+	}
+	out := make(shapeMap, len(shapes))
+	dropped := 0
+	for k, v := range shapes {
+		switch {
+		case !isArgKey(k):
+			dropped++
+		case !isShape(v):
+			out[k] = ShapeRedacted
+		default:
+			out[k] = v
+		}
+	}
+	if dropped > 0 {
+		out[ArgsDroppedKey] = strconv.Itoa(dropped)
+	}
+	return out
+}
+
+// isArgKey accepts schema-style argument names and the core's own
+// underscore-prefixed keys.
+func isArgKey(k string) bool {
+	if k == "" || len(k) > maxArgKeyLen {
+		return false
+	}
+	for _, c := range []byte(k) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// isShape accepts the shape alphabet: short, lower-case, no separators a
+// value would need (spaces, slashes, colons, '=', '@', upper case).
+func isShape(v string) bool {
+	if v == "" || len(v) > maxArgShapeLen {
+		return false
+	}
+	for _, c := range []byte(v) {
+		switch {
+		case c >= 'a' && c <= 'z', c >= '0' && c <= '9':
+		case c == '(', c == ')', c == '?', c == '+', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// NewLogger returns the operator logger for start-up and shutdown messages:
+// JSON lines with time, level and msg, at level ("debug", "info", "warn",
+// "error"; "" means info). Like the audit sink it has no sampling; call
+// Sync on shutdown.
+func NewLogger(w io.Writer, level string) (*zap.Logger, error) {
+	lvl := zapcore.InfoLevel
+	if level != "" {
+		l, err := zapcore.ParseLevel(level)
+		if err != nil {
+			return nil, errors.New("telemetry: log level must be debug, info, warn or error")
+		}
+		lvl = l
+	}
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(encoderConfig()), lockedSyncer(w), lvl)
+	return zap.New(core), nil
+}
+
+// encoderConfig is the JSON layout shared by audit and operator lines.
+func encoderConfig() zapcore.EncoderConfig {
+	return zapcore.EncoderConfig{
+		TimeKey:        FieldTime,
+		LevelKey:       FieldLevel,
+		MessageKey:     FieldMsg,
+		LineEnding:     zapcore.DefaultLineEnding,
+		EncodeLevel:    zapcore.LowercaseLevelEncoder,
+		EncodeTime:     rfc3339NanoUTC,
+		EncodeDuration: zapcore.SecondsDurationEncoder,
+	}
+}
+
+func rfc3339NanoUTC(t time.Time, enc zapcore.PrimitiveArrayEncoder) {
+	enc.AppendString(t.UTC().Format(time.RFC3339Nano))
+}
+
+// lockedSyncer serializes writes to w and makes Sync tolerate files that
+// cannot be synced (a terminal or pipe on stdout/stderr reports EINVAL or
+// ENOTTY, which is not a lost line).
+func lockedSyncer(w io.Writer) zapcore.WriteSyncer {
+	return &syncer{w: w}
+}
+
+type syncer struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+func (s *syncer) Sync() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f, ok := s.w.(interface{ Sync() error })
+	if !ok {
+		return nil
+	}
+	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTTY) && !errors.Is(err, syscall.ENOTSUP) {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,197 @@
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/arrowhead-go/arrowhead/core"
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// canary is a realistic secret-looking value fed as argument values; it must
+// never reach a log line, a span or a metric.
+const canary = "CANARY-sk_live_7Qx9Zr2Lw8Vb"
+
+// Known W3C trace context used as the caller's.
+const (
+	callerTraceID     = "4bf92f3577b34da6a3ce929d0e0e4736"
+	callerSpanID      = "00f067aa0ba902b7"
+	callerTraceparent = "00-" + callerTraceID + "-" + callerSpanID + "-01"
+)
+
+// syncBuffer is a bytes.Buffer safe for the concurrent writes the sink may
+// receive.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes())
+}
+
+// lines parses every JSON line written to b, failing on anything that is
+// not one JSON object per line.
+func lines(t *testing.T, b []byte) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for i, l := range strings.Split(strings.TrimSuffix(string(b), "\n"), "\n") {
+		if l == "" {
+			if len(b) == 0 {
+				return nil
+			}
+			t.Fatalf("line %d is empty", i+1)
+		}
+		var m map[string]any
+		d := json.NewDecoder(strings.NewReader(l))
+		d.UseNumber()
+		if err := d.Decode(&m); err != nil {
+			t.Fatalf("line %d is not a JSON object: %v\n%s", i+1, err, l)
+		}
+		if d.More() {
+			t.Fatalf("line %d holds more than one JSON value", i+1)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func keysOf(m map[string]any) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// allowAll is an authorizer for the test tools (which never consult it).
+type allowAll struct{}
+
+func (allowAll) Authorize(context.Context, ports.Principal, ports.Action, ports.Resource) ports.Decision {
+	return ports.Decision{Allowed: true}
+}
+
+// unlimited is a rate store that always admits.
+type unlimited struct{}
+
+func (unlimited) Take(context.Context, string, int) (ports.RateDecision, error) {
+	return ports.RateDecision{Allowed: true}, nil
+}
+
+// probeScope is the scope of the test tools.
+const probeScope = "probe:read"
+
+func probeTool(t testing.TB, name string, h catalog.Handler) catalog.ToolSpec {
+	t.Helper()
+	spec, err := catalog.NewTool(catalog.ToolDef{
+		Name:        name,
+		Family:      catalog.FamilyCore,
+		Scope:       probeScope,
+		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_" + strings.ToUpper(name) + "_PER_MINUTE", Default: 600},
+		Description: "Test probe. Example: " + name + "(text=\"x\").",
+		Input:       catalog.Object(map[string]*catalog.Schema{"text": catalog.String("text", 0), "note": catalog.String("note", 0)}, "text"),
+		Output:      catalog.Object(map[string]*catalog.Schema{"length": catalog.Number("length")}),
+		Handler:     h,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return spec
+}
+
+// newProbeApp builds the real guard chain with four tools whose handlers
+// handle the canary the way careless code would: echo it, put it in an
+// error, panic with it, or refuse deliberately.
+func newProbeApp(t testing.TB, sink ports.AuditSink, tracer ports.Tracer, metrics ports.Metrics) *core.App {
+	t.Helper()
+	text := func(c catalog.Call) string { s, _ := c.Args["text"].(string); return s }
+	tools := []catalog.ToolSpec{
+		probeTool(t, "probe_echo", func(_ context.Context, c catalog.Call) (catalog.Result, error) {
+			return catalog.Result{Structured: map[string]any{"length": len(text(c))}, Text: text(c)}, nil
+		}),
+		probeTool(t, "probe_fail", func(_ context.Context, c catalog.Call) (catalog.Result, error) {
+			return catalog.Result{}, fmt.Errorf("driver said: password=%s", text(c))
+		}),
+		probeTool(t, "probe_panic", func(_ context.Context, c catalog.Call) (catalog.Result, error) {
+			panic(errors.New("bad input " + text(c)))
+		}),
+		probeTool(t, "probe_refuse", func(_ context.Context, c catalog.Call) (catalog.Result, error) {
+			return catalog.Result{}, catalog.Refuse(catalog.KindNotFound, "Not found.")
+		}),
+	}
+	app, err := core.New(core.Deps{
+		Settings:   settings.Defaults(),
+		Authorizer: allowAll{},
+		Rates:      unlimited{},
+		Audit:      sink,
+		Tracer:     tracer,
+		Metrics:    metrics,
+		Clock:      ports.SystemClock{},
+		Components: []core.Components{{Tools: tools}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+// probeCall is one call through the chain and the audit line it must leave.
+type probeCall struct {
+	name    string
+	run     func(ctx context.Context, app *core.App, opts ...core.CallOption)
+	kind    ports.ComponentKind
+	comp    string
+	status  string
+	refusal string
+}
+
+// probeCalls feeds the canary through every door of the chain: tool
+// arguments (declared and undeclared), an unknown tool name, a resource URI,
+// prompt arguments and a completion value.
+func probeCalls() []probeCall {
+	caller := ports.NewPrincipal("alice", probeScope)
+	args := map[string]any{"text": canary, "note": "token " + canary}
+	tool := func(name string, a any) func(context.Context, *core.App, ...core.CallOption) {
+		return func(ctx context.Context, app *core.App, opts ...core.CallOption) {
+			_, _ = app.Call(ctx, caller, name, a, opts...)
+		}
+	}
+	return []probeCall{
+		{name: "ok", run: tool("probe_echo", args), kind: ports.ComponentTool, comp: "probe_echo", status: ports.StatusOK},
+		{name: "error", run: tool("probe_fail", args), kind: ports.ComponentTool, comp: "probe_fail", status: ports.StatusError, refusal: "internal"},
+		{name: "panic", run: tool("probe_panic", args), kind: ports.ComponentTool, comp: "probe_panic", status: ports.StatusError, refusal: "internal"},
+		{name: "refused", run: tool("probe_refuse", args), kind: ports.ComponentTool, comp: "probe_refuse", status: ports.StatusRefused, refusal: "not_found"},
+		{name: "undeclared", run: tool("probe_echo", map[string]any{"text": "x", canary: canary}), kind: ports.ComponentTool, comp: "probe_echo", status: ports.StatusRefused, refusal: "validation"},
+		{name: "unknown tool", run: tool(canary, args), kind: ports.ComponentTool, comp: "unknown", status: ports.StatusRefused, refusal: "unknown"},
+		{name: "resource", run: func(ctx context.Context, app *core.App, opts ...core.CallOption) {
+			_, _ = app.ReadResource(ctx, caller, "doc://secrets/"+canary+"?k="+canary, opts...)
+		}, kind: ports.ComponentResource, comp: "unknown", status: ports.StatusRefused, refusal: "unknown"},
+		{name: "prompt", run: func(ctx context.Context, app *core.App, opts ...core.CallOption) {
+			_, _ = app.GetPrompt(ctx, caller, canary, map[string]string{"topic": canary}, opts...)
+		}, kind: ports.ComponentPrompt, comp: "unknown", status: ports.StatusRefused, refusal: "unknown"},
+		{name: "completion", run: func(ctx context.Context, app *core.App, opts ...core.CallOption) {
+			_, _ = app.Complete(ctx, caller, core.CompletionRef{Type: "prompt", Name: canary}, "topic", canary, map[string]string{"x": canary}, opts...)
+		}, kind: ports.ComponentCompletion, comp: "unknown", status: ports.StatusRefused, refusal: "unknown"},
+	}
+}
+
+// traceOpt sends the caller's known traceparent with a call.
+func traceOpt() core.CallOption {
+	return core.WithTraceContext(ports.TraceCarrier{TraceparentKey: callerTraceparent})
+}
