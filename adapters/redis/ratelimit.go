@@ -1,0 +1,319 @@
+// Package redis holds the adapters backed by Redis (github.com/redis/go-redis/v9):
+// the rate-limit store that shares one budget per caller and component across
+// every replica.
+package redis
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/url"
+	"sync/atomic"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// Defaults of the Redis rate store.
+const (
+	// DefaultKeyPrefix namespaces every bucket key.
+	DefaultKeyPrefix = "arrowhead:rl:"
+	// DefaultCallTimeout bounds one rate-limit check against Redis. A check
+	// sits on every guarded call, so a slow Redis must cost little before
+	// the store falls back to its per-process buckets.
+	DefaultCallTimeout = 250 * time.Millisecond
+	// DefaultRetryInterval is how long the store stays on its fallback after
+	// Redis failed before one call tries Redis again.
+	DefaultRetryInterval = time.Second
+	// MaxPerMinute is the highest ceiling the script computes exactly (its
+	// numbers are doubles, and capacity x 60e6 must stay below 2^53). Higher
+	// ceilings are clamped to it: still a limit, far above any real one.
+	MaxPerMinute = 1_000_000
+
+	// expiryMargin keeps a bucket a little beyond the instant it would be
+	// full again, after which it is indistinguishable from no bucket.
+	expiryMargin = time.Second
+	// healthName is what this store reports itself as on /ready.
+	healthName = "redis"
+)
+
+// Errors of the Redis adapter. None of them carries a URL, a key or a
+// caller's value.
+var (
+	ErrNilClient   = errors.New("redis rate store needs a client")
+	ErrNilFallback = errors.New("redis rate store needs a fallback store (it never runs unlimited)")
+	// ErrNoContextTimeouts refuses a client that ignores context deadlines:
+	// without them a hung Redis would hold every call for the client's
+	// socket timeouts instead of the store's per-call timeout.
+	ErrNoContextTimeouts = errors.New("redis client must set ContextTimeoutEnabled so per-call timeouts apply")
+	// ErrInvalidLimit is returned by Take for a ceiling that is not positive.
+	ErrInvalidLimit = errors.New("rate limit must be a positive number of calls per minute")
+	// ErrInvalidURL is returned by NewClientFromURL. Its detail never quotes
+	// the URL, which may carry a password.
+	ErrInvalidURL = errors.New("invalid Redis URL")
+
+	errUnexpectedReply = errors.New("unexpected reply from the rate-limit script")
+)
+
+// takeScript is one token-bucket check, atomic on the Redis server.
+//
+// KEYS[1] is the bucket, a hash holding tokens and ts. ARGV[1] is the
+// capacity, which is also the refill per minute; ARGV[2] is the expiry margin
+// in milliseconds. It returns {allowed (0 or 1), retry-after in ms}.
+//
+// Time comes from the server's own clock (TIME), so replicas whose clocks
+// disagree still draw on one budget. Levels are integers in micro-token units
+// (one token is 60e6 units; the bucket refills capacity units a microsecond),
+// which keeps the arithmetic exact in Lua's doubles. A refused check writes
+// nothing, so a caller hammering an empty bucket adds no write traffic.
+var takeScript = goredis.NewScript(`
+if redis.replicate_commands then redis.replicate_commands() end
+local capacity = tonumber(ARGV[1])
+local margin = tonumber(ARGV[2])
+local unit = 60000000
+local full = capacity * unit
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+
+local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
+local level = tonumber(state[1])
+local ts = tonumber(state[2])
+if level == nil or ts == nil then
+  level = full
+elseif now > ts then
+  level = level + math.min(now - ts, unit) * capacity
+end
+if level > full then
+  level = full
+end
+
+if level < unit then
+  return {0, math.ceil((unit - level) / capacity / 1000)}
+end
+level = level - unit
+redis.call('HSET', KEYS[1], 'tokens', level, 'ts', now)
+redis.call('PEXPIRE', KEYS[1], math.ceil((full - level) / capacity / 1000) + margin)
+return {1, 0}
+`)
+
+// Option adjusts a RateStore.
+type Option func(*config)
+
+type config struct {
+	prefix        string
+	callTimeout   time.Duration
+	retryInterval time.Duration
+	clock         ports.Clock
+}
+
+// WithKeyPrefix sets the namespace of bucket keys (DefaultKeyPrefix).
+func WithKeyPrefix(prefix string) Option {
+	return func(c *config) { c.prefix = prefix }
+}
+
+// WithCallTimeout bounds each Redis round trip (DefaultCallTimeout); d <= 0
+// keeps the default.
+func WithCallTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.callTimeout = d
+		}
+	}
+}
+
+// WithRetryInterval sets how long the store stays on its fallback after a
+// Redis failure before trying Redis again (DefaultRetryInterval); d <= 0
+// keeps the default.
+func WithRetryInterval(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.retryInterval = d
+		}
+	}
+}
+
+// WithClock sets the clock that times the retry interval (the system clock by
+// default). Bucket arithmetic always uses the Redis server's clock.
+func WithClock(clock ports.Clock) Option {
+	return func(c *config) {
+		if clock != nil {
+			c.clock = clock
+		}
+	}
+}
+
+// RateStore is a ports.RateStore whose buckets live in Redis, so every
+// replica pointed at the same Redis shares one budget per key. Each check is
+// one atomic script run (EVALSHA, loaded on first use).
+//
+// Bucket keys are the prefix followed by the hex SHA-256 of the caller's key,
+// so subjects and component names never shape a Redis key.
+//
+// When Redis fails or exceeds the call timeout, the check is answered by the
+// fallback store (per process, never unlimited) and the store is degraded:
+// further checks go straight to the fallback, and once per retry interval a
+// single check tries Redis again. The first success, or a successful health
+// check, ends the degraded state. Budgets do not carry over between the two
+// stores, so a caller may get up to one extra burst per transition.
+//
+// A RateStore starts no goroutine, does not own its client and is safe for
+// concurrent use. It is also a ports.HealthReporter.
+type RateStore struct {
+	client   *goredis.Client
+	fallback ports.RateStore
+	cfg      config
+	marginMS int64
+
+	degraded atomic.Bool
+	// retryAt is the unix-nano instant after which one check may try Redis
+	// again; meaningful only while degraded.
+	retryAt atomic.Int64
+}
+
+var (
+	_ ports.RateStore      = (*RateStore)(nil)
+	_ ports.HealthReporter = (*RateStore)(nil)
+)
+
+// NewRateStore returns a store over client that answers from fallback while
+// Redis is unavailable. The client must have ContextTimeoutEnabled (clients
+// from NewClientFromURL do).
+func NewRateStore(client *goredis.Client, fallback ports.RateStore, opts ...Option) (*RateStore, error) {
+	switch {
+	case client == nil:
+		return nil, ErrNilClient
+	case fallback == nil:
+		return nil, ErrNilFallback
+	case !client.Options().ContextTimeoutEnabled:
+		return nil, ErrNoContextTimeouts
+	}
+	cfg := config{
+		prefix:        DefaultKeyPrefix,
+		callTimeout:   DefaultCallTimeout,
+		retryInterval: DefaultRetryInterval,
+		clock:         ports.SystemClock{},
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return &RateStore{
+		client:   client,
+		fallback: fallback,
+		cfg:      cfg,
+		marginMS: expiryMargin.Milliseconds(),
+	}, nil
+}
+
+// Take consumes one token from key's bucket in Redis, or from the fallback
+// store while Redis is unavailable. It returns an error only for
+// perMinute <= 0 or when the fallback itself fails.
+func (s *RateStore) Take(ctx context.Context, key string, perMinute int) (ports.RateDecision, error) {
+	if perMinute <= 0 {
+		return ports.RateDecision{}, ErrInvalidLimit
+	}
+	if !s.shouldTryRedis() {
+		return s.fallback.Take(ctx, key, perMinute)
+	}
+	d, err := s.takeRedis(ctx, key, min(perMinute, MaxPerMinute))
+	if err == nil {
+		s.degraded.Store(false)
+		return d, nil
+	}
+	// A caller that gave up is no evidence against Redis.
+	if ctx.Err() == nil {
+		s.markDegraded()
+	}
+	return s.fallback.Take(ctx, key, perMinute)
+}
+
+func (s *RateStore) takeRedis(ctx context.Context, key string, perMinute int) (ports.RateDecision, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.callTimeout)
+	defer cancel()
+	res, err := takeScript.Run(ctx, s.client, []string{s.RedisKey(key)}, perMinute, s.marginMS).Int64Slice()
+	if err != nil {
+		return ports.RateDecision{}, err
+	}
+	if len(res) != 2 || res[0] < 0 || res[0] > 1 || res[1] < 0 {
+		return ports.RateDecision{}, errUnexpectedReply
+	}
+	if res[0] == 1 {
+		return ports.RateDecision{Allowed: true}, nil
+	}
+	return ports.RateDecision{RetryAfter: time.Duration(res[1]) * time.Millisecond}, nil
+}
+
+// shouldTryRedis is true while healthy; while degraded it is true for one
+// caller per retry interval.
+func (s *RateStore) shouldTryRedis() bool {
+	if !s.degraded.Load() {
+		return true
+	}
+	next := s.retryAt.Load()
+	now := s.cfg.clock.Now().UnixNano()
+	if now < next {
+		return false
+	}
+	return s.retryAt.CompareAndSwap(next, now+int64(s.cfg.retryInterval))
+}
+
+func (s *RateStore) markDegraded() {
+	s.retryAt.Store(s.cfg.clock.Now().UnixNano() + int64(s.cfg.retryInterval))
+	s.degraded.Store(true)
+}
+
+// RedisKey returns the Redis key holding key's bucket, for operators who
+// need to inspect or reset one.
+func (s *RateStore) RedisKey(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return s.cfg.prefix + hex.EncodeToString(sum[:])
+}
+
+// Degraded reports whether the store is answering from its fallback.
+func (s *RateStore) Degraded() bool { return s.degraded.Load() }
+
+// Name returns the dependency name shown on /ready.
+func (s *RateStore) Name() string { return healthName }
+
+// Health pings Redis: ok when it answers, degraded when it does not (the
+// limiter then runs on its fallback). An answer ends the degraded state at
+// once; a failure starts it, so checks stop waiting on Redis.
+func (s *RateStore) Health(ctx context.Context) ports.HealthState {
+	pctx, cancel := context.WithTimeout(ctx, s.cfg.callTimeout)
+	defer cancel()
+	if err := s.client.Ping(pctx).Err(); err != nil {
+		if ctx.Err() == nil {
+			s.markDegraded()
+		}
+		return ports.HealthDegraded
+	}
+	s.degraded.Store(false)
+	return ports.HealthOK
+}
+
+// NewClientFromURL returns a client for a redis://, rediss:// or unix:// URL
+// (go-redis URL options such as ?dial_timeout= are honoured) with context
+// deadlines enabled, as NewRateStore requires. It does not connect. Errors
+// wrap ErrInvalidURL and never quote the URL, which may carry a password.
+func NewClientFromURL(rawURL string) (*goredis.Client, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("%w: it does not parse as a URL", ErrInvalidURL)
+	}
+	switch u.Scheme {
+	case "redis", "rediss", "unix":
+	default:
+		return nil, fmt.Errorf("%w: the scheme must be redis, rediss or unix", ErrInvalidURL)
+	}
+	opt, err := goredis.ParseURL(rawURL)
+	if err != nil {
+		// go-redis quotes parts of the URL in its errors: drop the text.
+		return nil, fmt.Errorf("%w: unsupported host, database path or query option", ErrInvalidURL)
+	}
+	opt.ContextTimeoutEnabled = true
+	return goredis.NewClient(opt), nil
+}

@@ -1,0 +1,496 @@
+package integration_test
+
+import (
+	"context"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/redis"
+	"github.com/arrowhead-go/arrowhead/core"
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// ---- test doubles for the core's other ports ----
+
+type auditLog struct {
+	mu   sync.Mutex
+	recs []ports.AuditRecord
+}
+
+func (a *auditLog) Record(_ context.Context, rec ports.AuditRecord) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.recs = append(a.recs, rec)
+}
+
+func (a *auditLog) refusals(kind catalog.RefusalKind) int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	n := 0
+	for _, r := range a.recs {
+		if r.Status == ports.StatusRefused && r.Refusal == string(kind) {
+			n++
+		}
+	}
+	return n
+}
+
+type nopSpan struct{}
+
+func (nopSpan) TraceID() string    { return "" }
+func (nopSpan) End(string, string) {}
+
+type nopTracer struct{}
+
+func (nopTracer) Start(ctx context.Context, _ ports.ComponentKind, _ string, _ ports.TraceCarrier) (context.Context, ports.Span) {
+	return ctx, nopSpan{}
+}
+
+type nopMetrics struct{}
+
+func (nopMetrics) RecordCall(context.Context, ports.ComponentKind, string, string, time.Duration) {}
+
+// denyAll is the authorizer; the probe tools never consult it.
+type denyAll struct{}
+
+func (denyAll) Authorize(context.Context, ports.Principal, ports.Action, ports.Resource) ports.Decision {
+	return ports.Decision{Reason: "integration test denies every resource"}
+}
+
+// failingStore is a fallback that must never be consulted.
+type failingStore struct {
+	mu    sync.Mutex
+	calls int
+}
+
+func (f *failingStore) Take(context.Context, string, int) (ports.RateDecision, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.calls++
+	return ports.RateDecision{}, nil
+}
+
+func (f *failingStore) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls
+}
+
+// ---- the app under test ----
+
+const (
+	probeScope    = "core:probe"
+	probeTool     = "rl_probe"
+	otherTool     = "rl_probe_other"
+	ceilingVar    = "ARROWHEAD_CALCULATE_PER_MINUTE"
+	serverKeyGlob = redis.DefaultKeyPrefix + "*"
+)
+
+func probeSpec(name string) catalog.ToolSpec {
+	return catalog.MustTool(catalog.ToolDef{
+		Name:        name,
+		Family:      catalog.FamilyCore,
+		Scope:       probeScope,
+		Ceiling:     catalog.Ceiling{Var: ceilingVar, Default: 120},
+		Description: "Answers ok; exists to exercise the rate limit. Example: {}",
+		Input:       catalog.Object(nil),
+		Output:      catalog.Object(map[string]*catalog.Schema{"ok": catalog.Boolean("always true")}, "ok"),
+		Handler: func(context.Context, catalog.Call) (catalog.Result, error) {
+			return catalog.Result{Structured: map[string]any{"ok": true}, Text: "ok"}, nil
+		},
+	})
+}
+
+func testSettings(t *testing.T, perMinute int) *settings.Settings {
+	t.Helper()
+	env := map[string]string{
+		"ARROWHEAD_PROFILE": "core",
+		ceilingVar:          strconv.Itoa(perMinute),
+	}
+	s, err := settings.Load(func(name string) (string, bool) {
+		v, ok := env[name]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatalf("loading settings: %v", err)
+	}
+	return s
+}
+
+// replica is one Arrowhead instance: its own app, Redis client, Redis store
+// and per-process fallback.
+type replica struct {
+	app   *core.App
+	store *redis.RateStore
+	audit *auditLog
+}
+
+func newReplica(t *testing.T, url string, perMinute int, opts ...redis.Option) replica {
+	t.Helper()
+	client, err := redis.NewClientFromURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = client.Close() })
+	store, err := redis.NewRateStore(client, inmem.NewRateStore(ports.SystemClock{}), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit := &auditLog{}
+	app, err := core.New(core.Deps{
+		Settings:   testSettings(t, perMinute),
+		Authorizer: denyAll{},
+		Rates:      store,
+		Audit:      audit,
+		Tracer:     nopTracer{},
+		Metrics:    nopMetrics{},
+		Clock:      ports.SystemClock{},
+		Components: []core.Components{{Tools: []catalog.ToolSpec{probeSpec(probeTool), probeSpec(otherTool)}}},
+	})
+	if err != nil {
+		t.Fatalf("core.New: %v", err)
+	}
+	return replica{app: app, store: store, audit: audit}
+}
+
+func (r replica) call(t *testing.T, p ports.Principal, tool string) error {
+	t.Helper()
+	_, err := r.app.Call(context.Background(), p, tool, nil)
+	return err
+}
+
+// wantOK fails unless err is nil.
+func wantOK(t *testing.T, err error, what string) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("%s: refused: %v", what, err)
+	}
+}
+
+// wantRateLimited fails unless err is a rate_limited ToolError with a
+// positive RetryAfter.
+func wantRateLimited(t *testing.T, err error, what string) *catalog.ToolError {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s: allowed, want rate_limited", what)
+	}
+	te, ok := err.(*catalog.ToolError)
+	if !ok {
+		t.Fatalf("%s: error %T (%v), want *catalog.ToolError", what, err, err)
+	}
+	if te.Kind != catalog.KindRateLimited || te.RetryAfter <= 0 {
+		t.Fatalf("%s: got kind %q RetryAfter %v, want rate_limited with RetryAfter > 0", what, te.Kind, te.RetryAfter)
+	}
+	return te
+}
+
+func redisClient(t testing.TB, url string) *goredis.Client {
+	t.Helper()
+	c, err := redis.NewClientFromURL(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// ---- (a) the script enforces the budget ----
+
+func TestRedisScriptEnforcesBudget(t *testing.T) {
+	url, _ := startRedis(t)
+	client := redisClient(t, url)
+	fallback := &failingStore{}
+	store, err := redis.NewRateStore(client, fallback)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	const key, perMinute = "alice\x00tool\x00calculate", 5
+
+	for i := 1; i <= perMinute; i++ {
+		d, err := store.Take(ctx, key, perMinute)
+		if err != nil || !d.Allowed {
+			t.Fatalf("take %d of %d: %+v, %v; want allowed", i, perMinute, d, err)
+		}
+	}
+	d, err := store.Take(ctx, key, perMinute)
+	if err != nil || d.Allowed {
+		t.Fatalf("take %d: %+v, %v; want refused", perMinute+1, d, err)
+	}
+	// One token of 5/min takes 12s; a little of it has already refilled.
+	if d.RetryAfter <= 10*time.Second || d.RetryAfter > 12*time.Second {
+		t.Fatalf("RetryAfter = %v, want just under 12s", d.RetryAfter)
+	}
+	if n := fallback.count(); n != 0 || store.Degraded() {
+		t.Fatalf("the fallback answered %d checks (degraded %v): Redis did not", n, store.Degraded())
+	}
+
+	// The bucket is a hash with tokens and ts, expiring a little after it
+	// would be full again (60s from empty, plus the margin).
+	rk := store.RedisKey(key)
+	fields, err := client.HGetAll(ctx, rk).Result()
+	if err != nil || fields["tokens"] == "" || fields["ts"] == "" {
+		t.Fatalf("bucket hash = %v, %v; want tokens and ts", fields, err)
+	}
+	ttl, err := client.PTTL(ctx, rk).Result()
+	if err != nil || ttl <= 55*time.Second || ttl > 61*time.Second {
+		t.Fatalf("PTTL = %v, %v; want about 61s", ttl, err)
+	}
+
+	// A different caller or component has its own bucket.
+	for _, other := range []string{"bob\x00tool\x00calculate", "alice\x00tool\x00safe_fetch"} {
+		if d, err := store.Take(ctx, other, perMinute); err != nil || !d.Allowed {
+			t.Fatalf("%q shares alice's bucket: %+v, %v", other, d, err)
+		}
+	}
+}
+
+func TestRedisScriptRefillsByServerClock(t *testing.T) {
+	url, _ := startRedis(t)
+	client := redisClient(t, url)
+	store, err := redis.NewRateStore(client, &failingStore{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	serverNow, err := client.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	micros := func(t time.Time) string { return strconv.FormatInt(t.UnixMicro(), 10) }
+
+	tests := []struct {
+		name      string
+		ts        time.Time // when the bucket was last written, by the server's clock
+		perMinute int
+		want      int // tokens available now
+	}{
+		// Empty 30s ago at 10/min: five tokens back.
+		{"half refilled", serverNow.Add(-30 * time.Second), 10, 5},
+		// Empty an hour ago: full, never more than capacity.
+		{"capped at capacity", serverNow.Add(-time.Hour), 10, 10},
+		// Written "in the future" (the clock stepped back after a
+		// failover): no refill, and no negative balance either.
+		{"clock stepped back", serverNow.Add(time.Hour), 10, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			key := "refill\x00" + tc.name
+			if err := client.HSet(ctx, store.RedisKey(key), "tokens", 0, "ts", micros(tc.ts)).Err(); err != nil {
+				t.Fatal(err)
+			}
+			got := 0
+			for ; got <= 2*tc.perMinute; got++ {
+				d, err := store.Take(ctx, key, tc.perMinute)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !d.Allowed {
+					if d.RetryAfter <= 0 || d.RetryAfter > time.Minute/time.Duration(tc.perMinute) {
+						t.Fatalf("RetryAfter = %v, want within one refill interval", d.RetryAfter)
+					}
+					break
+				}
+			}
+			if got != tc.want {
+				t.Fatalf("%d tokens available, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRedisKeysNeverCarryCallerStrings(t *testing.T) {
+	url, _ := startRedis(t)
+	client := redisClient(t, url)
+	store, err := redis.NewRateStore(client, &failingStore{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	subjects := []string{"alice@example.com", "{slot}", "a b\r\nDEL *", strings.Repeat("z", 5000)}
+	for _, s := range subjects {
+		if _, err := store.Take(ctx, s+"\x00tool\x00calculate", 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	keys, err := client.Keys(ctx, "*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(keys) != len(subjects) {
+		t.Fatalf("Redis holds %d keys, want one per caller (%d)", len(keys), len(subjects))
+	}
+	shape := regexp.MustCompile(`^` + regexp.QuoteMeta(redis.DefaultKeyPrefix) + `[0-9a-f]{64}$`)
+	for _, k := range keys {
+		if !shape.MatchString(k) {
+			t.Errorf("Redis key %q is not prefix + sha256 hex", k)
+		}
+	}
+}
+
+// ---- (b) two replicas share one budget ----
+
+func TestTwoAppsShareOneRedisBudget(t *testing.T) {
+	url, _ := startRedis(t)
+	const ceiling = 4
+	replicas := []replica{newReplica(t, url, ceiling), newReplica(t, url, ceiling)}
+	alice := ports.NewPrincipal("alice", probeScope)
+	bob := ports.NewPrincipal("bob", probeScope)
+
+	// Alternate replicas: each alone would allow `ceiling` calls, together
+	// they must allow `ceiling` in all.
+	for i := 0; i < ceiling; i++ {
+		wantOK(t, replicas[i%2].call(t, alice, probeTool), "alice call "+strconv.Itoa(i+1))
+	}
+	for i := ceiling; i < ceiling+4; i++ {
+		te := wantRateLimited(t, replicas[i%2].call(t, alice, probeTool), "alice call "+strconv.Itoa(i+1))
+		if te.RetryAfter > time.Minute/ceiling {
+			t.Fatalf("RetryAfter %v exceeds one refill interval", te.RetryAfter)
+		}
+	}
+	for _, r := range replicas {
+		if r.store.Degraded() {
+			t.Fatal("a replica fell back to its local store; the budget was not shared through Redis")
+		}
+		if r.audit.refusals(catalog.KindRateLimited) != 2 {
+			t.Fatalf("replica audited %d rate_limited refusals, want 2", r.audit.refusals(catalog.KindRateLimited))
+		}
+	}
+
+	// The budget is per caller and per component.
+	wantOK(t, replicas[0].call(t, bob, probeTool), "bob on replica 0")
+	wantOK(t, replicas[1].call(t, bob, probeTool), "bob on replica 1")
+	wantOK(t, replicas[1].call(t, alice, otherTool), "alice on another tool")
+}
+
+// ---- (c) Redis dies and comes back ----
+
+func TestRedisOutageFallsBackAndRecovers(t *testing.T) {
+	srv := startRedisServer(t)
+	const ceiling = 3
+	r := newReplica(t, srv.URL(), ceiling)
+	alice := ports.NewPrincipal("alice", probeScope)
+	ctx := context.Background()
+
+	wantOK(t, r.call(t, alice, probeTool), "call through Redis")
+	if got := r.store.Health(ctx); got != ports.HealthOK {
+		t.Fatalf("Health with Redis up = %q, want ok", got)
+	}
+
+	srv.Stop()
+
+	// The per-process fallback takes over with its own full bucket: calls
+	// keep working, and are still limited.
+	for i := 0; i < ceiling; i++ {
+		wantOK(t, r.call(t, alice, probeTool), "fallback call "+strconv.Itoa(i+1))
+	}
+	for i := 0; i < 5; i++ {
+		wantRateLimited(t, r.call(t, alice, probeTool), "fallback call over the ceiling")
+	}
+	if !r.store.Degraded() {
+		t.Fatal("store not degraded with Redis down")
+	}
+	if got := r.store.Health(ctx); got != ports.HealthDegraded {
+		t.Fatalf("Health with Redis down = %q, want degraded", got)
+	}
+
+	srv.Restart()
+
+	if got := r.store.Health(ctx); got != ports.HealthOK {
+		t.Fatalf("Health after Redis restarted = %q, want ok", got)
+	}
+	if r.store.Degraded() {
+		t.Fatal("store still degraded after Redis answered")
+	}
+	// Checks go to Redis again: the restarted (empty) server gains the
+	// bucket, and alice has a fresh Redis budget.
+	wantOK(t, r.call(t, alice, probeTool), "call after recovery")
+	n, err := redisClient(t, srv.URL()).Keys(ctx, serverKeyGlob).Result()
+	if err != nil || len(n) != 1 {
+		t.Fatalf("Redis holds %v (%v) after recovery, want alice's bucket", n, err)
+	}
+}
+
+func TestHungRedisTimesOutToFallback(t *testing.T) {
+	srv := startRedisServer(t)
+	// A long socket timeout: only the store's own per-call timeout can keep
+	// a check short.
+	url := srv.URL() + "?read_timeout=30s&write_timeout=30s"
+	const callTimeout = 100 * time.Millisecond
+	r := newReplica(t, url, 3, redis.WithCallTimeout(callTimeout))
+	alice := ports.NewPrincipal("alice", probeScope)
+	ctx := context.Background()
+
+	wantOK(t, r.call(t, alice, probeTool), "call through Redis")
+	srv.Pause()
+	t.Cleanup(srv.Stop) // kills the paused process even if a check below fails
+
+	start := time.Now()
+	wantOK(t, r.call(t, alice, probeTool), "call with Redis hung")
+	// Generous bound: the point is that it is nowhere near the 30s socket
+	// timeout.
+	if elapsed := time.Since(start); elapsed > 10*time.Second {
+		t.Fatalf("a check against a hung Redis took %v", elapsed)
+	}
+	if !r.store.Degraded() {
+		t.Fatal("store not degraded with Redis hung")
+	}
+	if got := r.store.Health(ctx); got != ports.HealthDegraded {
+		t.Fatalf("Health with Redis hung = %q, want degraded", got)
+	}
+
+	srv.Resume()
+	if got := r.store.Health(ctx); got != ports.HealthOK {
+		t.Fatalf("Health after Redis resumed = %q, want ok", got)
+	}
+}
+
+// ---- cost of one check through Redis (loopback) ----
+
+func BenchmarkRedisTake(b *testing.B) {
+	url, _ := startRedis(b)
+	store, err := redis.NewRateStore(redisClient(b, url), &failingStore{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := store.Take(ctx, "alice\x00tool\x00calculate", redis.MaxPerMinute); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if store.Degraded() {
+		b.Fatal("the benchmark ran on the fallback")
+	}
+}
+
+func BenchmarkRedisTakeParallel(b *testing.B) {
+	url, _ := startRedis(b)
+	store, err := redis.NewRateStore(redisClient(b, url), &failingStore{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if _, err := store.Take(ctx, "alice\x00tool\x00calculate", redis.MaxPerMinute); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	if store.Degraded() {
+		b.Fatal("the benchmark ran on the fallback")
+	}
+}
