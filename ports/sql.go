@@ -1,6 +1,10 @@
 package ports
 
-import "errors"
+import (
+	"context"
+	"errors"
+	"time"
+)
 
 // VettedQuery is a statement the QueryVetter admitted.
 type VettedQuery struct {
@@ -38,3 +42,59 @@ func AsSQLRefusal(err error) (*SQLRefusal, bool) {
 	}
 	return nil, false
 }
+
+// SQLLimits bound one query's result.
+type SQLLimits struct {
+	MaxRows    int
+	MaxColumns int
+	// MaxCellBytes and MaxTotalBytes are measured in bytes of the JSON-ready
+	// values.
+	MaxCellBytes  int
+	MaxTotalBytes int
+	// Timeout is the server-side statement timeout and the in-process
+	// deadline.
+	Timeout time.Duration
+}
+
+// SQLResult is a bounded result set with JSON-ready values: string, bool,
+// json.Number, nil, []any or map[string]any. Timestamps are RFC 3339 text,
+// bytea is hex text, numerics are json.Number.
+type SQLResult struct {
+	Columns []string
+	Rows    [][]any
+	// Truncated names each bound that cut the result: "rows", "columns",
+	// "cell_bytes", "total_bytes".
+	Truncated []string
+}
+
+// SQLRunner runs a vetted statement read-only. Named parameters arrive in
+// placeholder order. Implementations run the statement in a read-only
+// transaction under a server-side statement timeout and never return driver
+// text in an error: errors are *SQLError.
+type SQLRunner interface {
+	Query(ctx context.Context, q VettedQuery, args []any, lim SQLLimits) (SQLResult, error)
+}
+
+// SQLErrorKind classifies a database failure for the caller.
+type SQLErrorKind string
+
+// SQL failure kinds.
+const (
+	SQLUnavailable SQLErrorKind = "unavailable" // cannot connect
+	SQLTimeout     SQLErrorKind = "timeout"     // statement timeout or deadline
+	SQLRejected    SQLErrorKind = "rejected"    // the database refused it (permission, read-only)
+	SQLInvalid     SQLErrorKind = "invalid"     // the database found it invalid (unknown column, type)
+	SQLFailed      SQLErrorKind = "failed"      // anything else
+)
+
+// SQLError is a caller-safe database failure. Err is the driver error, for
+// operators only.
+type SQLError struct {
+	Kind SQLErrorKind
+	Err  error
+}
+
+func (e *SQLError) Error() string { return "sql " + string(e.Kind) }
+
+// Unwrap returns the driver error.
+func (e *SQLError) Unwrap() error { return e.Err }

@@ -110,6 +110,9 @@ type Settings struct {
 	CodeChunkMaxChars         int
 	IndexReuseUnchanged       bool
 
+	// DataDir holds the embedded vector index (extension variable).
+	DataDir string
+
 	HybridRRFK                int
 	HybridCandidateMultiplier int
 	FTSLanguage               string
@@ -187,6 +190,10 @@ type Settings struct {
 	OTelExporterOTLPHeaders  string
 	OTelServiceName          string
 }
+
+// Extensions are the variables this server adds to the seed's reference.
+// Each is documented in README's configuration notes.
+var Extensions = []string{"ARROWHEAD_DATA_DIR"}
 
 // DefaultToolLimitVar is the fallback ceiling for a tool without its own.
 const DefaultToolLimitVar = "ARROWHEAD_DEFAULT_TOOL_PER_MINUTE"

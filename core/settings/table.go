@@ -112,6 +112,10 @@ func (s *Settings) vars() []*Var {
 		integer("ARROWHEAD_CODE_CHUNK_MAX_CHARS", "2000", &s.CodeChunkMaxChars, between(16, 1000000)),
 		boolean("ARROWHEAD_INDEX_REUSE_UNCHANGED", "true", &s.IndexReuseUnchanged),
 
+		// Embedded vector index (an extension: the seed had no database-free
+		// index). Where the single-machine index persists.
+		text("ARROWHEAD_DATA_DIR", "data", &s.DataDir, check(nonEmpty)),
+
 		// Hybrid retrieval.
 		integer("ARROWHEAD_HYBRID_RRF_K", "60", &s.HybridRRFK),
 		integer("ARROWHEAD_HYBRID_CANDIDATE_MULTIPLIER", "4", &s.HybridCandidateMultiplier, between(1, 100)),
