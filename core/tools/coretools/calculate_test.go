@@ -1,0 +1,132 @@
+package coretools_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/tools/coretools"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+func invoke(t *testing.T, spec catalog.ToolSpec, args string) (catalog.Result, error) {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(args))
+	dec.UseNumber()
+	var parsed map[string]any
+	if err := dec.Decode(&parsed); err != nil {
+		t.Fatal(err)
+	}
+	if err := spec.Input().Validate(parsed); err != nil {
+		return catalog.Result{}, catalog.Invalid("%s", err)
+	}
+	return spec.Handler()(t.Context(), catalog.Call{Principal: ports.Operator(), Args: parsed, Raw: json.RawMessage(args)})
+}
+
+func TestCalculate(t *testing.T) {
+	spec := coretools.Calculate(coretools.Deps{Settings: settings.Defaults()})
+	res, err := invoke(t, spec, `{"expression":"2 * (3 + 4)"}`)
+	if err != nil || res.Text != "14" || res.Structured["result"] != float64(14) {
+		t.Fatalf("got %+v, %v", res, err)
+	}
+	if err := spec.Output().Validate(jsonRoundTrip(t, res.Structured)); err != nil {
+		t.Fatalf("output does not match its schema: %v", err)
+	}
+	for expr, want := range map[string]string{
+		"1/0":                          "Division by zero.",
+		"__import__('os').system('x')": "The expression may contain only digits, + - * / ( ) . and spaces.",
+		"2 ** 8":                       "The expression is not valid arithmetic.",
+	} {
+		_, err := invoke(t, spec, `{"expression":`+quote(expr)+`}`)
+		te, ok := catalog.AsToolError(err)
+		if !ok || te.Kind != catalog.KindValidation || te.Message != want {
+			t.Errorf("%q: %v", expr, err)
+		}
+	}
+	if _, err := invoke(t, spec, `{"expression":"`+strings.Repeat("1", 201)+`"}`); err == nil {
+		t.Error("an expression over the length cap was accepted")
+	}
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+func jsonRoundTrip(t *testing.T, v any) any {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.UseNumber()
+	var out any
+	if err := dec.Decode(&out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+type fakeJail struct {
+	data []byte
+	err  error
+	got  string
+}
+
+func (f *fakeJail) ReadFile(_ context.Context, rel string, _ int64) ([]byte, ports.FileInfo, error) {
+	f.got = rel
+	return f.data, ports.FileInfo{Path: rel, Size: int64(len(f.data))}, f.err
+}
+
+func TestReadFile(t *testing.T) {
+	jail := &fakeJail{data: []byte("line one\n\x1b[31mred\x1b[0m \u202eevil\n")}
+	spec := coretools.ReadFile(coretools.Deps{Settings: settings.Defaults(), Sandbox: jail})
+	res, err := invoke(t, spec, `{"path":"./notes//a.txt"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if jail.got != "notes/a.txt" {
+		t.Fatalf("the jail got %q", jail.got)
+	}
+	content := res.Structured["content"].(string)
+	if strings.ContainsAny(content, "\x1b\u202e") || !strings.Contains(content, "red evil") {
+		t.Fatalf("not sanitized: %q", content)
+	}
+	marker := res.Structured["marker"].(string)
+	if strings.Count(content, marker) != 2 || res.Text != content {
+		t.Fatal("content is not framed with the marker")
+	}
+	if err := spec.Output().Validate(jsonRoundTrip(t, res.Structured)); err != nil {
+		t.Fatalf("output does not match its schema: %v", err)
+	}
+
+	for path, want := range map[string]catalog.RefusalKind{
+		"../etc/passwd": catalog.KindValidation,
+		"/etc/passwd":   catalog.KindValidation,
+	} {
+		_, err := invoke(t, spec, `{"path":`+quote(path)+`}`)
+		te, _ := catalog.AsToolError(err)
+		if te == nil || te.Kind != want || strings.Contains(te.Message, "passwd") {
+			t.Errorf("%q: %v", path, err)
+		}
+	}
+	for jerr, want := range map[error]catalog.RefusalKind{
+		ports.ErrNotFound:    catalog.KindNotFound,
+		ports.ErrOutsideJail: catalog.KindValidation,
+		ports.ErrTooLarge:    catalog.KindValidation,
+	} {
+		spec := coretools.ReadFile(coretools.Deps{Settings: settings.Defaults(), Sandbox: &fakeJail{err: jerr}})
+		_, err := invoke(t, spec, `{"path":"secret-name.txt"}`)
+		te, _ := catalog.AsToolError(err)
+		if te == nil || te.Kind != want || strings.Contains(te.Message, "secret-name") {
+			t.Errorf("%v: %v", jerr, err)
+		}
+	}
+	other := errors.New("disk on fire at /var/secret")
+	_, err = invoke(t, coretools.ReadFile(coretools.Deps{Settings: settings.Defaults(), Sandbox: &fakeJail{err: other}}), `{"path":"a.txt"}`)
+	if _, ok := catalog.AsToolError(err); ok {
+		t.Fatal("an unexpected jail error must reach the boundary to be masked, not be passed as a deliberate refusal")
+	}
+}
