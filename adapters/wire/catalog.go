@@ -1,0 +1,127 @@
+package wire
+
+import (
+	"context"
+	"io"
+
+	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/telemetry"
+	"github.com/arrowhead-go/arrowhead/core"
+	"github.com/arrowhead-go/arrowhead/core/authz"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// Listing is the client-visible catalog under a configuration: what
+// `arrowhead list-tools --json` prints and the golden fixture pins.
+type Listing struct {
+	Tools     []ListedTool     `json:"tools"`
+	Resources []ListedResource `json:"resources"`
+	Prompts   []ListedPrompt   `json:"prompts"`
+	// Integrity is the digest arrowhead://integrity serves.
+	Integrity string `json:"integrity"`
+}
+
+// ListedTool is one tool as a client sees it, plus its scope and ceiling.
+type ListedTool struct {
+	Name         string         `json:"name"`
+	Family       string         `json:"family"`
+	Scope        string         `json:"scope"`
+	PerMinute    int            `json:"per_minute"`
+	Hints        []string       `json:"hints"`
+	Description  string         `json:"description"`
+	InputSchema  map[string]any `json:"inputSchema"`
+	OutputSchema map[string]any `json:"outputSchema"`
+	Annotations  map[string]any `json:"annotations"`
+	Disabled     bool           `json:"disabled,omitempty"`
+}
+
+// ListedResource is a resource or resource template.
+type ListedResource struct {
+	Name        string `json:"name"`
+	URI         string `json:"uri,omitempty"`
+	URITemplate string `json:"uriTemplate,omitempty"`
+	Description string `json:"description"`
+	MimeType    string `json:"mimeType,omitempty"`
+	Scope       string `json:"scope"`
+}
+
+// ListedPrompt is a prompt and its arguments.
+type ListedPrompt struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Scope       string   `json:"scope"`
+	Arguments   []string `json:"arguments"`
+}
+
+// Catalog builds the catalog for s without opening any jail, database or
+// network client: every spec is a pure function of the settings.
+func Catalog(ctx context.Context, s *settings.Settings) (Listing, error) {
+	tel, err := telemetry.Setup(ctx, telemetry.Config{})
+	if err != nil {
+		return Listing{}, err
+	}
+	app, err := core.New(core.Deps{
+		Settings:   s,
+		Authorizer: authz.AllowAll{},
+		Rates:      inmem.NewRateStore(ports.SystemClock{}),
+		Audit:      telemetry.NewAuditSink(io.Discard),
+		Tracer:     tel.Tracer(),
+		Metrics:    tel.Metrics(),
+		Clock:      ports.SystemClock{},
+		Components: families(s, familyDeps{}),
+	})
+	if err != nil {
+		return Listing{}, err
+	}
+	return ListingOf(app), nil
+}
+
+// ListingOf renders an application's catalog.
+func ListingOf(app *core.App) Listing {
+	var l Listing
+	op := ports.Operator()
+	for _, t := range app.Tools() {
+		surface := core.ToolSurface(t.Spec)
+		hints := t.Spec.Annotations().Hints()
+		if hints == nil {
+			hints = []string{}
+		}
+		l.Tools = append(l.Tools, ListedTool{
+			Name:         t.Spec.Name(),
+			Family:       string(t.Spec.Family()),
+			Scope:        t.Spec.Scope(),
+			PerMinute:    t.PerMinute,
+			Hints:        hints,
+			Description:  t.Spec.Description(),
+			InputSchema:  surface["inputSchema"].(map[string]any),
+			OutputSchema: surface["outputSchema"].(map[string]any),
+			Annotations:  surface["annotations"].(map[string]any),
+			Disabled:     !app.Visible(op, ports.ComponentTool, t.Spec.Name()),
+		})
+	}
+	for _, r := range app.Resources() {
+		l.Resources = append(l.Resources, ListedResource{
+			Name: r.Name, URI: r.URI, URITemplate: r.Template,
+			Description: r.Description, MimeType: r.MimeType, Scope: r.Scope,
+		})
+	}
+	for _, p := range app.Prompts() {
+		args := make([]string, 0, len(p.Args))
+		for _, a := range p.Args {
+			args = append(args, a.Name)
+		}
+		l.Prompts = append(l.Prompts, ListedPrompt{Name: p.Name, Description: p.Description, Scope: p.Scope, Arguments: args})
+	}
+	if l.Tools == nil {
+		l.Tools = []ListedTool{}
+	}
+	if l.Resources == nil {
+		l.Resources = []ListedResource{}
+	}
+	if l.Prompts == nil {
+		l.Prompts = []ListedPrompt{}
+	}
+	l.Integrity, _ = app.Integrity()
+	return l
+}

@@ -1,0 +1,270 @@
+// Package wire composes the application from settings: it opens the
+// adapters (jails, egress, rate stores, telemetry, token verifier), builds
+// every family's components and returns a ready core.App plus what the
+// transports need. The CLI, the tests and Go programs that embed Arrowhead
+// all build through here, so they run the same assembly.
+package wire
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+
+	"go.uber.org/zap"
+
+	"github.com/arrowhead-go/arrowhead/adapters/auth"
+	"github.com/arrowhead-go/arrowhead/adapters/fs"
+	"github.com/arrowhead-go/arrowhead/adapters/httpx"
+	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/redis"
+	"github.com/arrowhead-go/arrowhead/adapters/telemetry"
+	"github.com/arrowhead-go/arrowhead/core"
+	"github.com/arrowhead-go/arrowhead/core/authz"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/tools/coretools"
+	"github.com/arrowhead-go/arrowhead/policies"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// Version is the build version reported by the server and the CLI.
+var Version = "0.1.0-dev"
+
+// ServerName is the MCP server name.
+const ServerName = "arrowhead"
+
+//go:embed welcome.txt
+var welcomeText []byte
+
+// DefaultJailRoot is ARROWHEAD_JAIL_ROOT's default; only that directory is
+// created (with a welcome.txt sample) when missing.
+const DefaultJailRoot = "sandbox"
+
+// Options adjust the assembly.
+type Options struct {
+	// AuditWriter receives the audit log (stdout over HTTP, stderr over
+	// stdio, where stdout is the protocol). Nil discards it.
+	AuditWriter io.Writer
+	// LogWriter receives operator log lines; nil discards them.
+	LogWriter io.Writer
+	// Resolver resolves egress host names; nil is net.DefaultResolver.
+	// Tests substitute a fake.
+	Resolver ports.Resolver
+	// Clock is the time source; nil is the system clock.
+	Clock ports.Clock
+}
+
+// Runtime is an assembled application and the adapters behind it.
+type Runtime struct {
+	App      *core.App
+	Settings *settings.Settings
+	// Audit is the audit sink the chain writes to; transports use it for
+	// refusals made before the chain (401, host, body size).
+	Audit ports.AuditSink
+	// Logger is the operator log.
+	Logger *zap.Logger
+	// Verifier checks bearer tokens; nil when auth is off.
+	Verifier *auth.Verifier
+	// Health lists every configured dependency for /ready.
+	Health []ports.HealthReporter
+
+	closers []func(context.Context) error
+}
+
+// Build assembles the application described by s.
+func Build(ctx context.Context, s *settings.Settings, o Options) (rt *Runtime, err error) {
+	rt = &Runtime{Settings: s}
+	defer func() {
+		if err != nil {
+			_ = rt.Close(context.WithoutCancel(ctx))
+		}
+	}()
+	clock := o.Clock
+	if clock == nil {
+		clock = ports.SystemClock{}
+	}
+	auditW, logW := o.AuditWriter, o.LogWriter
+	if auditW == nil {
+		auditW = io.Discard
+	}
+	if logW == nil {
+		logW = io.Discard
+	}
+	if rt.Logger, err = telemetry.NewLogger(logW, "info"); err != nil {
+		return nil, fmt.Errorf("starting the operator log: %w", err)
+	}
+	logger := rt.Logger
+	rt.closers = append(rt.closers, func(context.Context) error { _ = logger.Sync(); return nil })
+	sink := telemetry.NewAuditSink(auditW)
+	rt.Audit = sink
+	rt.closers = append(rt.closers, func(context.Context) error { return sink.Sync() })
+
+	tel, err := telemetry.Setup(ctx, telemetry.Config{
+		ServiceName:  s.OTelServiceName,
+		OTLPEndpoint: s.OTelExporterOTLPEndpoint,
+		OTLPHeaders:  s.OTelExporterOTLPHeaders,
+		Version:      Version,
+	})
+	if err != nil {
+		if errors.Is(err, telemetry.ErrInvalidHeaders) {
+			return nil, fmt.Errorf("ARROWHEAD_OTEL_EXPORTER_OTLP_HEADERS: %w", err)
+		}
+		return nil, fmt.Errorf("ARROWHEAD_OTEL_EXPORTER_OTLP_ENDPOINT: %w", err)
+	}
+	rt.closers = append(rt.closers, tel.Shutdown)
+
+	rates, err := rt.rateStore(clock)
+	if err != nil {
+		return nil, err
+	}
+	authorizer, err := Authorizer(s)
+	if err != nil {
+		return nil, err
+	}
+	if s.AuthEnabled {
+		if err := rt.openVerifier(ctx); err != nil {
+			return nil, err
+		}
+	}
+
+	resolver := o.Resolver
+	if resolver == nil {
+		resolver = net.DefaultResolver
+	}
+	egress, err := httpx.New(httpx.Config{
+		AllowedHosts:  s.EgressAllowedHosts,
+		AllowedPorts:  s.EgressAllowedPorts,
+		InternalHosts: s.LLMInternalHosts,
+		UserAgent:     ServerName + "/" + Version,
+	}, resolver)
+	if err != nil {
+		return nil, fmt.Errorf("ARROWHEAD_EGRESS_ALLOWED_HOSTS: %w", err)
+	}
+	sandbox, err := openSandbox(s.JailRoot)
+	if err != nil {
+		return nil, err
+	}
+	rt.closers = append(rt.closers, func(context.Context) error { return sandbox.Close() })
+
+	components := families(s, familyDeps{egress: egress, sandbox: sandbox})
+	rt.App, err = core.New(core.Deps{
+		Settings:   s,
+		Authorizer: authorizer,
+		Rates:      rates,
+		Audit:      sink,
+		Tracer:     tel.Tracer(),
+		Metrics:    tel.Metrics(),
+		Clock:      clock,
+		Components: components,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return rt, nil
+}
+
+// familyDeps are the adapters the families draw on. A nil field leaves the
+// tools that need it registered but refusing ("not configured"), which is
+// also how the catalog is listed without opening anything.
+type familyDeps struct {
+	egress  ports.Egress
+	sandbox ports.FileJail
+}
+
+// families builds every family's components. Profiles and family gates are
+// applied by core.New.
+func families(s *settings.Settings, d familyDeps) []core.Components {
+	return []core.Components{
+		{Tools: coretools.Tools(coretools.Deps{Settings: s, Egress: d.egress, Sandbox: d.sandbox})},
+	}
+}
+
+// Authorizer returns the per-resource authorizer: the policy (inline, or the
+// embedded default) when auth is on; allow-all for the local operator when
+// auth is off.
+func Authorizer(s *settings.Settings) (ports.Authorizer, error) {
+	if !s.AuthEnabled {
+		return authz.AllowAll{}, nil
+	}
+	doc := policies.Default()
+	if s.AuthzPolicy != "" {
+		doc = []byte(s.AuthzPolicy)
+	}
+	p, err := authz.Parse(doc)
+	if err != nil {
+		return nil, fmt.Errorf("ARROWHEAD_AUTHZ_POLICY: %w", err)
+	}
+	return p, nil
+}
+
+func (rt *Runtime) rateStore(clock ports.Clock) (ports.RateStore, error) {
+	local := inmem.NewRateStore(clock)
+	if rt.Settings.RedisURL == "" {
+		return local, nil
+	}
+	client, err := redis.NewClientFromURL(rt.Settings.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("ARROWHEAD_REDIS_URL: %w", err)
+	}
+	rt.closers = append(rt.closers, func(context.Context) error { return client.Close() })
+	store, err := redis.NewRateStore(client, local, redis.WithClock(clock))
+	if err != nil {
+		return nil, fmt.Errorf("ARROWHEAD_REDIS_URL: %w", err)
+	}
+	rt.Health = append(rt.Health, store)
+	return store, nil
+}
+
+func (rt *Runtime) openVerifier(ctx context.Context) error {
+	s := rt.Settings
+	cfg := auth.Config{Issuer: s.Issuer(), Audience: s.Audience()}
+	if u := s.JWKSURI(); u != "" {
+		cfg.JWKSURI = u
+	} else {
+		cfg.PublicKeyPEM = s.OAuthPublicKey
+	}
+	v, err := auth.NewVerifier(ctx, cfg)
+	if err != nil {
+		if cfg.JWKSURI != "" {
+			return fmt.Errorf("ARROWHEAD_OAUTH_JWKS_URI: %w", err)
+		}
+		return fmt.Errorf("ARROWHEAD_OAUTH_PUBLIC_KEY: %w", err)
+	}
+	rt.Verifier = v
+	rt.Health = append(rt.Health, v)
+	return nil
+}
+
+// openSandbox opens the read_file jail, creating the default one with its
+// welcome sample on first run.
+func openSandbox(root string) (*fs.Jail, error) {
+	if _, err := os.Stat(root); errors.Is(err, os.ErrNotExist) && filepath.Clean(root) == DefaultJailRoot {
+		if err := os.MkdirAll(root, 0o750); err != nil {
+			return nil, errors.New("ARROWHEAD_JAIL_ROOT: the default sandbox directory cannot be created")
+		}
+		if err := os.WriteFile(filepath.Join(root, "welcome.txt"), welcomeText, 0o640); err != nil {
+			return nil, errors.New("ARROWHEAD_JAIL_ROOT: the welcome sample cannot be written")
+		}
+	}
+	j, err := fs.OpenJail(root)
+	if err != nil {
+		return nil, errors.New("ARROWHEAD_JAIL_ROOT: the sandbox directory cannot be opened")
+	}
+	return j, nil
+}
+
+// Close releases every adapter, flushing the audit log and telemetry.
+func (rt *Runtime) Close(ctx context.Context) error {
+	var errs []error
+	for i := len(rt.closers) - 1; i >= 0; i-- {
+		if err := rt.closers[i](ctx); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	rt.closers = nil
+	return errors.Join(errs...)
+}

@@ -1,0 +1,97 @@
+// Command arrowhead serves the guarded MCP server and the tools around it.
+//
+//	arrowhead                      serve (transport from ARROWHEAD_TRANSPORT)
+//	arrowhead serve                the same
+//	arrowhead list-tools [--json]  the tools this configuration serves
+//	arrowhead check-config         the effective configuration, secrets redacted
+//	arrowhead check-policy FILE    validate an authorization policy
+//	arrowhead hook attachments     the client-side attachment hook (stdin to stdout)
+//	arrowhead hook print-config --client X
+//	arrowhead version              the build version
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/arrowhead-go/arrowhead/adapters/config"
+	"github.com/arrowhead-go/arrowhead/adapters/wire"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serveCmd(stdin, stdout, stderr)
+	case "list-tools":
+		return listToolsCmd(args, stdout, stderr)
+	case "check-config":
+		return checkConfigCmd(stdout, stderr)
+	case "check-policy":
+		return checkPolicyCmd(args, stdout, stderr)
+	case "hook":
+		return hookCmd(args, stdin, stdout, stderr)
+	case "version", "--version", "-v":
+		fmt.Fprintf(stdout, "arrowhead %s\n", wire.Version)
+		return exitOK
+	case "help", "--help", "-h":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "arrowhead: unknown command (see arrowhead help)\n")
+	return exitUsage
+}
+
+const usage = `arrowhead: a hardened MCP server
+
+  arrowhead [serve]              serve (ARROWHEAD_TRANSPORT: stdio or http)
+  arrowhead list-tools [--json]  list the tools this configuration serves
+  arrowhead check-config         print the effective configuration (secrets redacted)
+  arrowhead check-policy FILE    validate an authorization policy file
+  arrowhead hook attachments     run the client-side attachment hook (pre-tool-use JSON on stdin)
+  arrowhead hook print-config --client cursor|claude-code|codex|vscode
+                                 print a client's hook registration block
+  arrowhead version              print the version
+`
+
+// loadSettings reads the configuration, printing every problem on its own
+// line (each naming its variable).
+func loadSettings(stderr io.Writer) (*settings.Settings, bool) {
+	s, err := config.Load(config.Options{})
+	if err == nil {
+		return s, true
+	}
+	var se *settings.Error
+	if errors.As(err, &se) {
+		for _, p := range se.Problems {
+			fmt.Fprintf(stderr, "arrowhead: invalid configuration: %s\n", p)
+		}
+		return nil, false
+	}
+	fmt.Fprintf(stderr, "arrowhead: %v\n", err)
+	return nil, false
+}
+
+func signalContext() (context.Context, context.CancelFunc) {
+	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+}
