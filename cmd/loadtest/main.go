@@ -1,0 +1,287 @@
+// Command loadtest drives N concurrent MCP clients against a streamable-HTTP
+// endpoint and reports throughput, latency percentiles, errors and
+// rate-limited calls: the Go counterpart of the seed's scripts/loadtest.py.
+//
+// Against a running server:
+//
+//	go run ./cmd/loadtest -url http://127.0.0.1:8000/mcp -clients 32 -duration 20s
+//
+// Side by side, in one run: the guarded calculate (the full Arrowhead chain
+// behind the real HTTP adapter) and the same arithmetic registered bare on
+// mcp-go with no guards, both served in-process on loopback:
+//
+//	go run ./cmd/loadtest -compare -clients 32 -duration 20s
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/client/transport"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	mcpadapter "github.com/arrowhead-go/arrowhead/adapters/mcp"
+	"github.com/arrowhead-go/arrowhead/adapters/wire"
+	"github.com/arrowhead-go/arrowhead/core/security"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+type options struct {
+	url      string
+	token    string
+	clients  int
+	duration time.Duration
+	tool     string
+	expr     string
+	legacy   bool
+	compare  bool
+	rounds   int
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.url, "url", "http://127.0.0.1:8000/mcp", "streamable-HTTP endpoint")
+	flag.StringVar(&o.token, "token", os.Getenv("ARROWHEAD_LOAD_TOKEN"), "bearer token (default $ARROWHEAD_LOAD_TOKEN)")
+	flag.IntVar(&o.clients, "clients", 32, "concurrent clients")
+	flag.DurationVar(&o.duration, "duration", 20*time.Second, "how long each measurement runs")
+	flag.StringVar(&o.tool, "tool", "calculate", "tool to call")
+	flag.StringVar(&o.expr, "expression", "2 * (3 + 4)", "calculate expression")
+	flag.BoolVar(&o.legacy, "legacy", false, "use the initialize leg instead of 2026-07-28")
+	flag.BoolVar(&o.compare, "compare", false, "serve guarded and bare calculate in-process and compare them")
+	flag.IntVar(&o.rounds, "rounds", 2, "alternating rounds per side in -compare mode")
+	flag.Parse()
+	if err := run(context.Background(), o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, o options, out io.Writer) error {
+	if !o.compare {
+		rep, err := drive(ctx, o.url, o)
+		if err != nil {
+			return err
+		}
+		rep.print(out, "target")
+		return nil
+	}
+	guardedURL, stopG, err := serveGuarded(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopG()
+	bareURL, stopB, err := serveBare()
+	if err != nil {
+		return err
+	}
+	defer stopB()
+
+	var guarded, bare []report
+	for i := 0; i < o.rounds; i++ {
+		g, err := drive(ctx, guardedURL, o)
+		if err != nil {
+			return fmt.Errorf("guarded: %w", err)
+		}
+		b, err := drive(ctx, bareURL, o)
+		if err != nil {
+			return fmt.Errorf("bare: %w", err)
+		}
+		guarded, bare = append(guarded, g), append(bare, b)
+	}
+	g, b := merge(guarded), merge(bare)
+	g.print(out, "guarded")
+	b.print(out, "bare")
+	fmt.Fprintf(out, "guarded/bare throughput: %.1f%% (target >= 85%%)\n", 100*g.throughput()/b.throughput())
+	return nil
+}
+
+// serveGuarded serves the full application (profile core, auth off, rate
+// limiting on with a ceiling the load cannot reach, audit to /dev/null)
+// through the real HTTP adapter.
+func serveGuarded(ctx context.Context) (string, func(), error) {
+	env := map[string]string{
+		"ARROWHEAD_PROFILE":              "core",
+		"ARROWHEAD_TRANSPORT":            "http",
+		"ARROWHEAD_ALLOW_INSECURE_HTTP":  "true",
+		"ARROWHEAD_CALCULATE_PER_MINUTE": "1000000",
+		"ARROWHEAD_JAIL_ROOT":            os.TempDir(),
+	}
+	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		return "", nil, err
+	}
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		return "", nil, err
+	}
+	rt, err := wire.Build(ctx, s, wire.Options{AuditWriter: devnull})
+	if err != nil {
+		return "", nil, err
+	}
+	srv := mcpadapter.New(rt.App, mcpadapter.Options{
+		Name: "arrowhead", Version: wire.Version,
+		Principal: func(context.Context) ports.Principal { return ports.Operator() },
+	})
+	h, _ := srv.HTTPHandler(mcpadapter.HTTPOptions{Stateless: true})
+	url, stop, err := listen(h)
+	return url + mcpadapter.EndpointPath, func() { stop(); _ = rt.Close(context.Background()); devnull.Close() }, err
+}
+
+// serveBare registers the same arithmetic on mcp-go with no guards.
+func serveBare() (string, func(), error) {
+	s := server.NewMCPServer("bare", "1", server.WithToolCapabilities(false))
+	s.AddTool(mcp.NewTool("calculate", mcp.WithString("expression", mcp.Required())),
+		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			v, err := security.Evaluate(req.GetString("expression", ""), 200)
+			if err != nil {
+				return mcp.NewToolResultError(err.Error()), nil
+			}
+			text := security.FormatRat(v)
+			f, _ := v.Float64()
+			return &mcp.CallToolResult{
+				Content:           []mcp.Content{mcp.NewTextContent(text)},
+				StructuredContent: map[string]any{"result": f, "text": text},
+			}, nil
+		})
+	url, stop, err := listen(server.NewStreamableHTTPServer(s, server.WithStateLess(true)))
+	return url + "/mcp", stop, err
+}
+
+func listen(h http.Handler) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	hs := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = hs.Serve(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = hs.Close() }, nil
+}
+
+type report struct {
+	calls, errors, limited int64
+	elapsed                time.Duration
+	latencies              []time.Duration
+}
+
+func (r report) throughput() float64 { return float64(r.calls) / r.elapsed.Seconds() }
+
+func (r report) pct(p float64) time.Duration {
+	if len(r.latencies) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(p*float64(len(r.latencies)))) - 1
+	return r.latencies[max(0, min(i, len(r.latencies)-1))]
+}
+
+func (r report) print(w io.Writer, label string) {
+	fmt.Fprintf(w, "%-8s calls=%d throughput=%.0f/s p50=%s p95=%s p99=%s errors=%d rate_limited=%d\n",
+		label, r.calls, r.throughput(), r.pct(0.50), r.pct(0.95), r.pct(0.99), r.errors, r.limited)
+}
+
+func merge(rs []report) report {
+	var m report
+	for _, r := range rs {
+		m.calls += r.calls
+		m.errors += r.errors
+		m.limited += r.limited
+		m.elapsed += r.elapsed
+		m.latencies = append(m.latencies, r.latencies...)
+	}
+	slices.Sort(m.latencies)
+	return m
+}
+
+// drive runs o.clients clients against url for o.duration.
+func drive(ctx context.Context, url string, o options) (report, error) {
+	clients := make([]*client.Client, o.clients)
+	for i := range clients {
+		c, err := connect(ctx, url, o)
+		if err != nil {
+			return report{}, err
+		}
+		defer c.Close()
+		clients[i] = c
+	}
+	var calls, errs, limited atomic.Int64
+	lat := make([][]time.Duration, o.clients)
+	ctx, cancel := context.WithTimeout(ctx, o.duration)
+	defer cancel()
+	start := time.Now()
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var req mcp.CallToolRequest
+			req.Params.Name = o.tool
+			req.Params.Arguments = map[string]any{"expression": o.expr}
+			for ctx.Err() == nil {
+				t0 := time.Now()
+				res, err := c.CallTool(ctx, req)
+				if ctx.Err() != nil {
+					return
+				}
+				lat[i] = append(lat[i], time.Since(t0))
+				calls.Add(1)
+				switch {
+				case err != nil:
+					errs.Add(1)
+				case res.IsError && strings.Contains(fmt.Sprint(res.Meta), "rate_limited"):
+					limited.Add(1)
+				case res.IsError:
+					errs.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	r := report{calls: calls.Load(), errors: errs.Load(), limited: limited.Load(), elapsed: time.Since(start)}
+	for _, l := range lat {
+		r.latencies = append(r.latencies, l...)
+	}
+	slices.Sort(r.latencies)
+	if r.calls == 0 {
+		return r, errors.New("no call completed")
+	}
+	return r, nil
+}
+
+func connect(ctx context.Context, url string, o options) (*client.Client, error) {
+	headers := map[string]string{}
+	if o.token != "" {
+		headers["Authorization"] = "Bearer " + o.token
+	}
+	tr, err := transport.NewStreamableHTTP(url, transport.WithHTTPHeaders(headers))
+	if err != nil {
+		return nil, err
+	}
+	var opts []client.ClientOption
+	if o.legacy {
+		opts = append(opts, client.WithProtocolVersion(mcp.LATEST_LEGACY_PROTOCOL_VERSION))
+	}
+	c := client.NewClient(tr, opts...)
+	if err := c.Start(ctx); err != nil {
+		return nil, err
+	}
+	var req mcp.InitializeRequest
+	req.Params.ClientInfo = mcp.Implementation{Name: "arrowhead-loadtest", Version: "1"}
+	if _, err := c.Initialize(ctx, req); err != nil {
+		return nil, fmt.Errorf("initialize: %w", err)
+	}
+	return c, nil
+}
