@@ -291,7 +291,11 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 	for _, opt := range opts {
 		opt(&o)
 	}
-	raw, rawErr := rawArgs(args)
+	raw, err := rawArgs(args)
+	var parsed map[string]any
+	if err == nil {
+		parsed, err = decodeArgs(raw)
+	}
 	e, known := a.tools[name]
 	adm := admission{
 		kind:       ports.ComponentTool,
@@ -305,16 +309,13 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 		adm.killNames = []string{name}
 		adm.scope = e.spec.Scope()
 		adm.perMinute = e.perMinute
-		adm.shapes = argShapes(e.spec.Input(), raw)
+		adm.shapes = argShapes(e.spec.Input(), parsed, raw, err)
 	}
+	argErr := err
 	var result catalog.Result
-	err := a.guard(ctx, p, adm, func(ctx context.Context) error {
-		if rawErr != nil {
-			return rawErr
-		}
-		parsed, err := decodeArgs(raw)
-		if err != nil {
-			return err
+	err = a.guard(ctx, p, adm, func(ctx context.Context) error {
+		if argErr != nil {
+			return argErr
 		}
 		if err := e.spec.Input().Validate(parsed); err != nil {
 			return catalog.Invalid("%s.", capitalize(err.Error()))

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"bytes"
 	"encoding/json"
 	"strconv"
 	"unicode/utf8"
@@ -9,18 +8,17 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 )
 
-// argShapes describes the arguments by type and size, never by value. Only
-// argument names the schema declares are recorded (a caller-invented key is
-// itself caller data); the rest are counted.
-func argShapes(schema *catalog.Schema, raw json.RawMessage) map[string]string {
+// argShapes describes the parsed arguments by type and size, never by
+// value. Only argument names the schema declares are recorded (a
+// caller-invented key is itself caller data); the rest are counted.
+func argShapes(schema *catalog.Schema, args map[string]any, raw json.RawMessage, parseErr error) map[string]string {
 	shapes := map[string]string{}
-	var obj map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &obj); err != nil {
+	if parseErr != nil {
 		shapes["_arguments"] = "invalid(" + strconv.Itoa(len(raw)) + ")"
 		return shapes
 	}
 	extra := 0
-	for k, v := range obj {
+	for k, v := range args {
 		if schema == nil || schema.Properties[k] == nil {
 			extra++
 			continue
@@ -33,35 +31,19 @@ func argShapes(schema *catalog.Schema, raw json.RawMessage) map[string]string {
 	return shapes
 }
 
-// shapeOf renders a JSON value's type and size: string(12), array(3),
-// object(2), number, boolean, null.
-func shapeOf(v json.RawMessage) string {
-	v = bytes.TrimSpace(v)
-	if len(v) == 0 {
-		return "empty"
-	}
-	switch v[0] {
-	case '"':
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			return "string(?)"
-		}
-		return "string(" + strconv.Itoa(utf8.RuneCountInString(s)) + ")"
-	case '[':
-		var a []json.RawMessage
-		if json.Unmarshal(v, &a) != nil {
-			return "array(?)"
-		}
-		return "array(" + strconv.Itoa(len(a)) + ")"
-	case '{':
-		var o map[string]json.RawMessage
-		if json.Unmarshal(v, &o) != nil {
-			return "object(?)"
-		}
-		return "object(" + strconv.Itoa(len(o)) + ")"
-	case 't', 'f':
+// shapeOf renders a decoded JSON value's type and size: string(12),
+// array(3), object(2), number, boolean, null.
+func shapeOf(v any) string {
+	switch t := v.(type) {
+	case string:
+		return "string(" + strconv.Itoa(utf8.RuneCountInString(t)) + ")"
+	case []any:
+		return "array(" + strconv.Itoa(len(t)) + ")"
+	case map[string]any:
+		return "object(" + strconv.Itoa(len(t)) + ")"
+	case bool:
 		return "boolean"
-	case 'n':
+	case nil:
 		return "null"
 	}
 	return "number"

@@ -21,17 +21,20 @@ func (s *Server) reroute(body []byte, hdr http.Header) []byte {
 	if !bytes.Contains(body, []byte(`tools/call`)) && !bytes.Contains(body, []byte(`prompts/get`)) {
 		return body
 	}
-	var msg map[string]json.RawMessage
-	if json.Unmarshal(body, &msg) != nil {
-		return body
+	// A typed peek is cheap (no maps); the full rewrite below runs only for
+	// a name that is actually unknown.
+	var peek struct {
+		Method string `json:"method"`
+		Params struct {
+			Name *string `json:"name"`
+		} `json:"params"`
 	}
-	var method string
-	if json.Unmarshal(msg["method"], &method) != nil {
+	if json.Unmarshal(body, &peek) != nil || peek.Params.Name == nil {
 		return body
 	}
 	var sentinel string
 	var known func(string) bool
-	switch method {
+	switch peek.Method {
 	case string(mcp.MethodToolsCall):
 		sentinel, known = unknownTool, s.isTool
 	case string(mcp.MethodPromptsGet):
@@ -39,12 +42,15 @@ func (s *Server) reroute(body []byte, hdr http.Header) []byte {
 	default:
 		return body
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(msg["params"], &params) != nil || params == nil {
+	if known(*peek.Params.Name) {
 		return body
 	}
-	var name string
-	if json.Unmarshal(params["name"], &name) != nil || known(name) {
+	var msg map[string]json.RawMessage
+	if json.Unmarshal(body, &msg) != nil {
+		return body
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(msg["params"], &params) != nil || params == nil {
 		return body
 	}
 	params["name"], _ = json.Marshal(sentinel)

@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -63,9 +64,23 @@ func main() {
 	flag.StringVar(&o.expr, "expression", "2 * (3 + 4)", "calculate expression")
 	flag.BoolVar(&o.legacy, "legacy", false, "use the initialize leg instead of 2026-07-28")
 	flag.BoolVar(&o.compare, "compare", false, "serve guarded and bare calculate in-process and compare them")
-	flag.IntVar(&o.rounds, "rounds", 2, "alternating rounds per side in -compare mode")
+	flag.IntVar(&o.rounds, "rounds", 4, "alternating rounds per side in -compare mode")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadtest:", err)
+			os.Exit(1)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, "loadtest:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(context.Background(), o, os.Stdout); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
 	}
@@ -91,17 +106,32 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	defer stopB()
 
+	// Warm both servers, then alternate which side goes first each round so
+	// neither benefits from running in a quieter moment.
+	warm := o
+	warm.duration = min(o.duration/4, 2*time.Second)
+	for _, u := range []string{guardedURL, bareURL} {
+		if _, err := drive(ctx, u, warm); err != nil {
+			return fmt.Errorf("warm-up: %w", err)
+		}
+	}
 	var guarded, bare []report
 	for i := 0; i < o.rounds; i++ {
-		g, err := drive(ctx, guardedURL, o)
-		if err != nil {
-			return fmt.Errorf("guarded: %w", err)
+		order := []string{guardedURL, bareURL}
+		if i%2 == 1 {
+			order = []string{bareURL, guardedURL}
 		}
-		b, err := drive(ctx, bareURL, o)
-		if err != nil {
-			return fmt.Errorf("bare: %w", err)
+		for _, u := range order {
+			r, err := drive(ctx, u, o)
+			if err != nil {
+				return fmt.Errorf("driving %s: %w", u, err)
+			}
+			if u == guardedURL {
+				guarded = append(guarded, r)
+			} else {
+				bare = append(bare, r)
+			}
 		}
-		guarded, bare = append(guarded, g), append(bare, b)
 	}
 	g, b := merge(guarded), merge(bare)
 	g.print(out, "guarded")
