@@ -1,0 +1,1026 @@
+// Package postgres holds the adapters backed by PostgreSQL through
+// github.com/jackc/pgx/v5: the read-only SQL runner behind sql_query, and
+// the DSN handling every PostgreSQL adapter shares.
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// Defaults of the SQL runner.
+const (
+	// DefaultMaxConns bounds the pool. sql_query is rate limited per
+	// caller; a handful of connections serves it without letting a burst
+	// of callers occupy the database.
+	DefaultMaxConns = 4
+	// DefaultConnectTimeout bounds establishing one connection, so a
+	// database that does not answer is reported unavailable instead of
+	// holding the call until its deadline.
+	DefaultConnectTimeout = 5 * time.Second
+	// DefaultHealthTimeout bounds one readiness ping.
+	DefaultHealthTimeout = 2 * time.Second
+
+	// Limits applied when a field of ports.SQLLimits is zero or negative:
+	// the seed's defaults (ARROWHEAD_SQL_MAX_ROWS, _MAX_COLUMNS, _MAX_BYTES,
+	// _TIMEOUT_SECONDS).
+	DefaultMaxRows    = 1000
+	DefaultMaxColumns = 100
+	DefaultMaxBytes   = 1_000_000
+	DefaultTimeout    = 10 * time.Second
+
+	// MaxColumnNameBytes bounds a returned column name. PostgreSQL already
+	// truncates names to 63 bytes; this holds even for a server built with
+	// a larger NAMEDATALEN.
+	MaxColumnNameBytes = 128
+
+	// ApplicationName is what the runner's sessions report in
+	// pg_stat_activity.
+	ApplicationName = "arrowhead"
+
+	// deadlineMargin is added to the statement timeout for the in-process
+	// deadline: the server's own timeout normally fires first, which
+	// leaves the connection usable, and the in-process deadline still
+	// bounds a database or network that stopped answering.
+	deadlineMargin = 500 * time.Millisecond
+	// drainTimeout bounds how long a truncated result's unread rows are
+	// discarded to keep the connection; past it the connection is closed
+	// instead (the server then stops at its next write).
+	drainTimeout = 200 * time.Millisecond
+	// rollbackTimeout bounds the closing ROLLBACK, which runs even when
+	// the call's context is done.
+	rollbackTimeout = 2 * time.Second
+	// maxStatementTimeoutMS is the largest statement_timeout PostgreSQL
+	// accepts (an int4 of milliseconds).
+	maxStatementTimeoutMS = math.MaxInt32
+	// maxArrayDims is PostgreSQL's MAXDIM; the array parser goes no deeper.
+	maxArrayDims = 6
+
+	healthName = "postgres"
+)
+
+// Errors of the SQL runner. In a *ports.SQLError they are the operator-side
+// cause; none carries a DSN, statement or value.
+var (
+	// ErrInvalidDSN is returned by NewSQLRunner when pgx cannot read a DSN
+	// that NormalizeDSN accepted (an unknown sslmode, a bad port, ...), or
+	// its pool_max_conns is not a positive number.
+	ErrInvalidDSN = errors.New("the PostgreSQL DSN has a setting the driver cannot read")
+	// ErrEmptyStatement is the cause of an invalid error for empty SQL.
+	ErrEmptyStatement = errors.New("the vetted statement is empty")
+	// ErrArgumentCount is the cause of an invalid error when the arguments
+	// do not match the statement's parameters.
+	ErrArgumentCount = errors.New("the arguments do not match the statement's parameters")
+	// ErrUnsupportedArgument is the cause of an invalid error for an
+	// argument that is not a string, number, boolean or null.
+	ErrUnsupportedArgument = errors.New("a parameter value must be a string, number, boolean or null")
+	// ErrClosed is the cause of an unavailable error after Close.
+	ErrClosed = errors.New("the SQL runner is closed")
+)
+
+// Option adjusts an SQLRunner.
+type Option func(*config)
+
+type config struct {
+	maxConns       int // 0: the DSN's pool_max_conns, else DefaultMaxConns
+	connectTimeout time.Duration
+	healthTimeout  time.Duration
+}
+
+// WithMaxConns bounds the connection pool. Without it the DSN's
+// pool_max_conns applies, or DefaultMaxConns; n <= 0 keeps that.
+func WithMaxConns(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.maxConns = n
+		}
+	}
+}
+
+// WithConnectTimeout bounds establishing one connection
+// (DefaultConnectTimeout); d <= 0 keeps the default.
+func WithConnectTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.connectTimeout = d
+		}
+	}
+}
+
+// WithHealthTimeout bounds one readiness ping (DefaultHealthTimeout);
+// d <= 0 keeps the default.
+func WithHealthTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.healthTimeout = d
+		}
+	}
+}
+
+// SQLRunner is a ports.SQLRunner on a small pool of pgx connections, and a
+// ports.HealthReporter named "postgres".
+//
+// Every Query runs in its own read-only transaction that is always rolled
+// back, under SET LOCAL statement_timeout and an in-process deadline. The
+// vetted statement goes to the server only through the extended protocol,
+// whose Parse message holds exactly one statement, with every parameter
+// bound in a Bind message and never spliced into the text. Results come
+// back in PostgreSQL's text format and are mapped to JSON-ready values
+// under the row, column and byte bounds.
+//
+// An SQLRunner starts no goroutine and is safe for concurrent use. Close
+// releases its connections.
+type SQLRunner struct {
+	pool *connPool
+	cfg  config
+}
+
+var (
+	_ ports.SQLRunner      = (*SQLRunner)(nil)
+	_ ports.HealthReporter = (*SQLRunner)(nil)
+)
+
+// NewSQLRunner returns a runner over dsn, in any form NormalizeDSN accepts.
+// It does not connect: a database that is down makes queries fail as
+// unavailable and Health report down, it does not stop start-up. Errors
+// never quote the DSN.
+func NewSQLRunner(ctx context.Context, dsn string, opts ...Option) (*SQLRunner, error) {
+	_ = ctx // the runner connects lazily, on the first query or health check
+	norm, err := NormalizeDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cfg := config{
+		connectTimeout: DefaultConnectTimeout,
+		healthTimeout:  DefaultHealthTimeout,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	cc, err := pgx.ParseConfig(norm)
+	if err != nil {
+		// pgx's message quotes the DSN (with the password masked, but the
+		// user and host still there): drop it.
+		return nil, ErrInvalidDSN
+	}
+	// pgxpool's pool_* settings are not server settings: pgx would send
+	// them in the startup packet and the server would refuse to connect.
+	// pool_max_conns is honoured; the others mean nothing here.
+	maxConns := cfg.maxConns
+	for k, v := range cc.RuntimeParams {
+		if !strings.HasPrefix(k, "pool_") {
+			continue
+		}
+		delete(cc.RuntimeParams, k)
+		if k == "pool_max_conns" && maxConns == 0 {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 1 {
+				return nil, ErrInvalidDSN
+			}
+			maxConns = n
+		}
+	}
+	if maxConns == 0 {
+		maxConns = DefaultMaxConns
+	}
+	cc.ConnectTimeout = cfg.connectTimeout
+	// QueryExecModeDescribeExec: every query is Parse+Describe of the
+	// unnamed statement, then Bind+Execute. It is always the extended
+	// protocol, whatever the arguments (QueryExecModeExec and the cached
+	// modes go to the simple protocol for Exec calls without arguments, and
+	// QueryExecModeSimpleProtocol always does), and PostgreSQL refuses a
+	// Parse holding more than one statement. The server describes the
+	// parameter types, so each argument is sent as text and parsed by the
+	// type the server inferred for its placeholder. Nothing is cached: a
+	// caller's ad-hoc statement rarely repeats, a cached description goes
+	// stale when the schema changes, and named prepared statements would
+	// accumulate on the server. The mode is also passed on every Query, so
+	// a default_query_exec_mode in the DSN changes nothing.
+	cc.DefaultQueryExecMode = pgx.QueryExecModeDescribeExec
+	cc.StatementCacheCapacity = 0
+	cc.DescriptionCacheCapacity = 0
+	if cc.RuntimeParams == nil {
+		cc.RuntimeParams = map[string]string{}
+	}
+	cc.RuntimeParams["application_name"] = ApplicationName
+	return &SQLRunner{pool: newConnPool(cc, maxConns), cfg: cfg}, nil
+}
+
+// Close closes the idle connections, and each connection in use when its
+// query ends. Queries after Close fail as unavailable.
+func (r *SQLRunner) Close() { r.pool.close() }
+
+// Name implements ports.HealthReporter.
+func (r *SQLRunner) Name() string { return healthName }
+
+// Health pings the database within the health timeout: ok when it answers,
+// down otherwise.
+func (r *SQLRunner) Health(ctx context.Context) ports.HealthState {
+	ctx, cancel := context.WithTimeout(ctx, r.cfg.healthTimeout)
+	defer cancel()
+	c, err := r.pool.acquire(ctx)
+	if err != nil {
+		return ports.HealthDown
+	}
+	err = c.conn.Ping(ctx)
+	r.pool.release(c)
+	if err != nil {
+		return ports.HealthDown
+	}
+	return ports.HealthOK
+}
+
+// queryOptions are passed ahead of the arguments on every Query: the
+// extended protocol (see NewSQLRunner) and text-format results for every
+// column, so each value arrives as PostgreSQL's own text for it.
+var queryOptions = []any{pgx.QueryExecModeDescribeExec, pgx.QueryResultFormats{pgx.TextFormatCode}}
+
+// Query implements ports.SQLRunner. q.SQL is sent as it is, so it must be a
+// vetted statement; args are bound to its placeholders in order and must be
+// strings, numbers (json.Number, floats, integers), booleans or nil.
+//
+// Zero or negative limits take the Default* values; a timeout is at most
+// PostgreSQL's largest statement_timeout (about 24 days). Errors are
+// *ports.SQLError.
+func (r *SQLRunner) Query(ctx context.Context, q ports.VettedQuery, args []any, lim ports.SQLLimits) (ports.SQLResult, error) {
+	if strings.TrimSpace(q.SQL) == "" {
+		// pgx sends an empty statement over the simple protocol.
+		return ports.SQLResult{}, &ports.SQLError{Kind: ports.SQLInvalid, Err: ErrEmptyStatement}
+	}
+	if len(args) != len(q.Params) {
+		return ports.SQLResult{}, &ports.SQLError{Kind: ports.SQLInvalid, Err: ErrArgumentCount}
+	}
+	bound, err := bindArgs(args)
+	if err != nil {
+		return ports.SQLResult{}, &ports.SQLError{Kind: ports.SQLInvalid, Err: err}
+	}
+	lim = withDefaults(lim)
+
+	ctx, cancel := context.WithTimeout(ctx, lim.Timeout+deadlineMargin)
+	defer cancel()
+
+	res, err := r.run(ctx, q.SQL, bound, lim)
+	if err != nil {
+		return ports.SQLResult{}, &ports.SQLError{Kind: classify(err), Err: err}
+	}
+	return res, nil
+}
+
+func (r *SQLRunner) run(ctx context.Context, sql string, args []any, lim ports.SQLLimits) (ports.SQLResult, error) {
+	pc, err := r.pool.acquire(ctx)
+	if err != nil {
+		return ports.SQLResult{}, err
+	}
+	// release closes a connection that is closed, busy or still inside a
+	// transaction, so a failed rollback never returns one to the pool.
+	defer r.pool.release(pc)
+
+	tx, err := pc.conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return ports.SQLResult{}, err
+	}
+	// Always roll back, also on success: nothing the statement did in the
+	// transaction survives it, including a session-level SET or
+	// set_config(..., false), which PostgreSQL reverts with the
+	// transaction.
+	defer func() {
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
+		defer rcancel()
+		_ = tx.Rollback(rctx)
+	}()
+
+	// Our own constant text plus a number we formatted: it goes over the
+	// simple protocol (pgx's Exec without arguments), which is fine for it
+	// and saves a round trip per setting.
+	if _, err := tx.Exec(ctx, sessionSQL(lim.Timeout)); err != nil {
+		return ports.SQLResult{}, err
+	}
+
+	qctx, qcancel := context.WithCancel(ctx)
+	defer qcancel()
+	rows, err := tx.Query(qctx, sql, append(append(make([]any, 0, len(queryOptions)+len(args)), queryOptions...), args...)...)
+	if err != nil {
+		rows.Close()
+		return ports.SQLResult{}, err
+	}
+	res, early := collect(rows, lim)
+	if early {
+		// The rows past a bound are not wanted: drain them briefly to keep
+		// the connection, or cancel, which closes it.
+		t := time.AfterFunc(drainTimeout, qcancel)
+		rows.Close()
+		t.Stop()
+		return res, nil
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return ports.SQLResult{}, err
+	}
+	return res, nil
+}
+
+// sessionSQL pins, for this transaction only, the statement timeout and the
+// settings that shape the text the values arrive in, whatever the role or
+// database defaults are.
+func sessionSQL(timeout time.Duration) string {
+	ms := timeout.Milliseconds()
+	ms = max(ms, 1) // 0 would disable the timeout
+	ms = min(ms, maxStatementTimeoutMS)
+	return "SET LOCAL statement_timeout = " + strconv.FormatInt(ms, 10) +
+		"; SET LOCAL DateStyle = 'ISO, MDY'" +
+		"; SET LOCAL IntervalStyle = 'postgres'" +
+		"; SET LOCAL TimeZone = 'UTC'" +
+		"; SET LOCAL bytea_output = 'hex'" +
+		"; SET LOCAL extra_float_digits = 1"
+}
+
+func withDefaults(lim ports.SQLLimits) ports.SQLLimits {
+	if lim.MaxRows <= 0 {
+		lim.MaxRows = DefaultMaxRows
+	}
+	if lim.MaxColumns <= 0 {
+		lim.MaxColumns = DefaultMaxColumns
+	}
+	if lim.MaxCellBytes <= 0 {
+		lim.MaxCellBytes = DefaultMaxBytes
+	}
+	if lim.MaxTotalBytes <= 0 {
+		lim.MaxTotalBytes = DefaultMaxBytes
+	}
+	if lim.Timeout <= 0 {
+		lim.Timeout = DefaultTimeout
+	}
+	lim.Timeout = min(lim.Timeout, maxStatementTimeoutMS*time.Millisecond)
+	return lim
+}
+
+// bindArgs turns the caller's values into text (or nil). Each is sent in
+// the Bind message as text and parsed by the server as the type it
+// inferred for its placeholder, exactly like a quoted literal in that
+// position: nothing in a value is ever read as SQL. No value can be one of
+// pgx's option types (QueryExecMode, QueryRewriter, ...), which pgx would
+// otherwise take from the front of the argument list.
+func bindArgs(args []any) ([]any, error) {
+	out := make([]any, len(args))
+	for i, a := range args {
+		switch v := a.(type) {
+		case nil:
+			out[i] = nil
+		case string:
+			out[i] = v
+		case bool:
+			out[i] = strconv.FormatBool(v)
+		case json.Number:
+			out[i] = string(v)
+		case float64:
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, ErrUnsupportedArgument
+			}
+			out[i] = strconv.FormatFloat(v, 'f', -1, 64)
+		case float32:
+			f := float64(v)
+			if math.IsNaN(f) || math.IsInf(f, 0) {
+				return nil, ErrUnsupportedArgument
+			}
+			out[i] = strconv.FormatFloat(f, 'f', -1, 32)
+		case int:
+			out[i] = strconv.FormatInt(int64(v), 10)
+		case int8:
+			out[i] = strconv.FormatInt(int64(v), 10)
+		case int16:
+			out[i] = strconv.FormatInt(int64(v), 10)
+		case int32:
+			out[i] = strconv.FormatInt(int64(v), 10)
+		case int64:
+			out[i] = strconv.FormatInt(v, 10)
+		case uint:
+			out[i] = strconv.FormatUint(uint64(v), 10)
+		case uint8:
+			out[i] = strconv.FormatUint(uint64(v), 10)
+		case uint16:
+			out[i] = strconv.FormatUint(uint64(v), 10)
+		case uint32:
+			out[i] = strconv.FormatUint(uint64(v), 10)
+		case uint64:
+			out[i] = strconv.FormatUint(v, 10)
+		default:
+			return nil, ErrUnsupportedArgument
+		}
+	}
+	return out, nil
+}
+
+// Truncation kinds, in the order SQLResult.Truncated lists them.
+const (
+	truncRows       = "rows"
+	truncColumns    = "columns"
+	truncCellBytes  = "cell_bytes"
+	truncTotalBytes = "total_bytes"
+)
+
+// collect reads rows under lim. early reports that it stopped before the
+// end of the result (a bound was reached); the caller then discards the
+// rest. When early is false the caller must check rows.Err().
+func collect(rows pgx.Rows, lim ports.SQLLimits) (res ports.SQLResult, early bool) {
+	fds := rows.FieldDescriptions()
+	ncols := min(len(fds), lim.MaxColumns)
+	var cutRows, cutCols, cutCells, cutTotal bool
+	cutCols = len(fds) > ncols
+	res.Columns = make([]string, ncols)
+	for i := range ncols {
+		res.Columns[i] = columnName(fds[i].Name)
+	}
+	res.Rows = [][]any{}
+	total := 0
+	for rows.Next() {
+		if len(res.Rows) >= lim.MaxRows {
+			cutRows, early = true, true
+			break
+		}
+		raw := rows.RawValues()
+		row := make([]any, ncols)
+		rowBytes, rowCut := 0, false
+		for i := range ncols {
+			var raw1 []byte
+			if i < len(raw) {
+				raw1 = raw[i]
+			}
+			v, n, cut := cellValue(fds[i].DataTypeOID, raw1, lim.MaxCellBytes)
+			row[i] = v
+			rowBytes += n
+			rowCut = rowCut || cut
+		}
+		if total+rowBytes > lim.MaxTotalBytes {
+			cutTotal, early = true, true
+			break
+		}
+		total += rowBytes
+		cutCells = cutCells || rowCut
+		res.Rows = append(res.Rows, row)
+	}
+	for _, c := range []struct {
+		on   bool
+		name string
+	}{{cutRows, truncRows}, {cutCols, truncColumns}, {cutCells, truncCellBytes}, {cutTotal, truncTotalBytes}} {
+		if c.on {
+			res.Truncated = append(res.Truncated, c.name)
+		}
+	}
+	return res, early
+}
+
+// columnName returns a column name as valid UTF-8 of at most
+// MaxColumnNameBytes. It is otherwise raw: the caller sanitizes it.
+func columnName(name string) string {
+	return cutUTF8(strings.ToValidUTF8(name, "\uFFFD"), MaxColumnNameBytes)
+}
+
+// cutUTF8 returns the longest prefix of the valid UTF-8 string s that has at
+// most n bytes and ends on a character boundary.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// cellValue maps one value in PostgreSQL's text format to a JSON-ready
+// value, its size as the bounds count it (jsonSize), and whether it was cut
+// to maxBytes. A value whose mapped value is larger than maxBytes comes
+// back as its text form cut on a UTF-8 boundary; so does one whose text is
+// so much longer than maxBytes (mapLimit) that it is cut without being
+// decoded.
+//
+// The session settings pinned by sessionSQL make the text forms below
+// stable: DateStyle ISO, TimeZone UTC, bytea_output hex, shortest exact
+// floats.
+func cellValue(oid uint32, raw []byte, maxBytes int) (v any, size int, cut bool) {
+	if raw == nil {
+		return nil, jsonSize(nil), false
+	}
+	if !utf8.Valid(raw) {
+		// Only a SQL_ASCII database passes invalid bytes through.
+		raw = bytes.ToValidUTF8(raw, []byte("\uFFFD"))
+	}
+	if len(raw) > mapLimit(maxBytes) {
+		// Far too long to fit once mapped: cut it without mapping it.
+		s := cutUTF8(string(raw[:maxBytes+1]), maxBytes)
+		return s, len(s), true
+	}
+	text := string(raw)
+	v = textValue(oid, text)
+	if _, ok := v.(bool); ok {
+		// Never cut: a bound below five bytes cannot mean "no booleans".
+		return v, jsonSize(v), false
+	}
+	if size = jsonSize(v); size > maxBytes {
+		s := cutUTF8(text, maxBytes)
+		return s, len(s), true
+	}
+	return v, size, false
+}
+
+// textValue maps the text form of a non-null value of type oid.
+//
+//   - bool: true or false
+//   - integers, oid, float4/8, numeric: json.Number; NaN and the
+//     infinities, which JSON has no number for, stay text
+//   - json, jsonb: decoded (numbers as json.Number)
+//   - timestamptz: RFC 3339 in UTC; timestamp: the same without an offset
+//     (it has none); date: RFC 3339 full-date, which is its ISO text.
+//     Values Go's time cannot spell the same way (infinity, BC, years past
+//     9999) stay PostgreSQL's text.
+//   - arrays of the types pgx knows: []any, nested per dimension, elements
+//     mapped by these rules; the lower bounds of a non-default array are
+//     dropped
+//   - everything else (text types, uuid, bytea as \x hex, interval, time,
+//     inet, money, enums, ranges, composites, ...): PostgreSQL's text form
+func textValue(oid uint32, text string) any {
+	switch oid {
+	case pgtype.BoolOID:
+		switch text {
+		case "t":
+			return true
+		case "f":
+			return false
+		}
+	case pgtype.Int2OID, pgtype.Int4OID, pgtype.Int8OID, pgtype.OIDOID,
+		pgtype.Float4OID, pgtype.Float8OID, pgtype.NumericOID:
+		if isJSONNumber(text) {
+			return json.Number(text)
+		}
+	case pgtype.JSONOID, pgtype.JSONBOID:
+		if v, ok := decodeJSON(text); ok {
+			return v
+		}
+	case pgtype.TimestamptzOID:
+		if t, err := time.Parse("2006-01-02 15:04:05.999999999Z07", text); err == nil && inFourDigitYears(t) {
+			return t.UTC().Format(time.RFC3339Nano)
+		}
+	case pgtype.TimestampOID:
+		if t, err := time.Parse("2006-01-02 15:04:05.999999999", text); err == nil && inFourDigitYears(t) {
+			return t.Format("2006-01-02T15:04:05.999999999")
+		}
+	default:
+		if elem, ok := arrayElems[oid]; ok {
+			if v, err := parseArray(text, elem); err == nil {
+				return v
+			}
+		}
+	}
+	return text
+}
+
+// mapLimit is the longest text form cellValue maps under a bound of
+// maxBytes. Mapping can shrink a value (quotes and escapes in arrays,
+// whitespace in json, the offset of a timestamp), so the text may be
+// somewhat longer than the bound and still fit; far beyond it, decoding
+// would only cost memory.
+func mapLimit(maxBytes int) int {
+	if maxBytes > math.MaxInt/4 {
+		return math.MaxInt
+	}
+	return 4 * maxBytes
+}
+
+func inFourDigitYears(t time.Time) bool { return t.Year() >= 1 && t.Year() <= 9999 }
+
+// isJSONNumber reports whether s is a number in JSON's grammar.
+func isJSONNumber(s string) bool {
+	i := 0
+	if i < len(s) && s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+	default:
+		return false
+	}
+	if i < len(s) && s[i] == '.' {
+		i++
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return false
+		}
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		start := i
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			i++
+		}
+		if i == start {
+			return false
+		}
+	}
+	return i == len(s)
+}
+
+// decodeJSON decodes one JSON document with numbers as json.Number.
+func decodeJSON(text string) (any, bool) {
+	dec := json.NewDecoder(strings.NewReader(text))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, false
+	}
+	return v, true
+}
+
+// jsonSize is the size a value counts for against the byte bounds: the
+// length of its JSON text, not counting the quotes and escapes around
+// strings (a string counts its UTF-8 bytes).
+func jsonSize(v any) int {
+	switch v := v.(type) {
+	case nil:
+		return len("null")
+	case bool:
+		if v {
+			return len("true")
+		}
+		return len("false")
+	case string:
+		return len(v)
+	case json.Number:
+		return len(v)
+	case []any:
+		n := 2 + max(len(v)-1, 0)
+		for _, e := range v {
+			n += jsonSize(e)
+		}
+		return n
+	case map[string]any:
+		n := 2 + max(len(v)-1, 0)
+		for k, e := range v {
+			n += len(k) + 1 + jsonSize(e)
+		}
+		return n
+	}
+	return 0
+}
+
+// arrayElems maps the array types pgx registers to their element types.
+// Arrays of other types (enums, domains, extension types) stay text.
+var arrayElems = func() map[uint32]uint32 {
+	m := map[uint32]uint32{}
+	tm := pgtype.NewMap()
+	for _, oid := range []uint32{
+		pgtype.BoolArrayOID, pgtype.QCharArrayOID, pgtype.NameArrayOID,
+		pgtype.Int2ArrayOID, pgtype.Int4ArrayOID, pgtype.Int8ArrayOID,
+		pgtype.OIDArrayOID, pgtype.Float4ArrayOID, pgtype.Float8ArrayOID,
+		pgtype.NumericArrayOID, pgtype.TextArrayOID, pgtype.BPCharArrayOID,
+		pgtype.VarcharArrayOID, pgtype.ByteaArrayOID, pgtype.UUIDArrayOID,
+		pgtype.JSONArrayOID, pgtype.JSONBArrayOID, pgtype.DateArrayOID,
+		pgtype.TimestampArrayOID, pgtype.TimestamptzArrayOID,
+		pgtype.TimeArrayOID, pgtype.TimetzArrayOID, pgtype.IntervalArrayOID,
+		pgtype.InetArrayOID, pgtype.CIDRArrayOID, pgtype.MacaddrArrayOID,
+		pgtype.XMLArrayOID,
+	} {
+		t, ok := tm.TypeForOID(oid)
+		if !ok {
+			continue
+		}
+		if ac, ok := t.Codec.(*pgtype.ArrayCodec); ok {
+			m[oid] = ac.ElementType.OID
+		}
+	}
+	return m
+}()
+
+var errArrayText = errors.New("unexpected array text")
+
+// parseArray parses PostgreSQL's text output of an array whose elements
+// are of type elem (and use ',' as delimiter, true of every type in
+// arrayElems) into nested []any.
+func parseArray(text string, elem uint32) (any, error) {
+	if strings.HasPrefix(text, "[") {
+		// Dimension decoration, written when a lower bound is not 1.
+		i := strings.IndexByte(text, '=')
+		if i < 0 {
+			return nil, errArrayText
+		}
+		text = text[i+1:]
+	}
+	p := arrayParser{s: text, elem: elem}
+	v, err := p.array(1)
+	if err != nil {
+		return nil, err
+	}
+	if p.i != len(p.s) {
+		return nil, errArrayText
+	}
+	return v, nil
+}
+
+type arrayParser struct {
+	s    string
+	i    int
+	elem uint32
+}
+
+func (p *arrayParser) array(depth int) ([]any, error) {
+	if depth > maxArrayDims || p.i >= len(p.s) || p.s[p.i] != '{' {
+		return nil, errArrayText
+	}
+	p.i++
+	out := []any{}
+	if p.i < len(p.s) && p.s[p.i] == '}' {
+		p.i++
+		return out, nil
+	}
+	for {
+		if p.i >= len(p.s) {
+			return nil, errArrayText
+		}
+		switch p.s[p.i] {
+		case '{':
+			sub, err := p.array(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sub)
+		case '"':
+			s, err := p.quoted()
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, textValue(p.elem, s))
+		default:
+			start := p.i
+			for p.i < len(p.s) && p.s[p.i] != ',' && p.s[p.i] != '}' {
+				if p.s[p.i] == '"' || p.s[p.i] == '{' || p.s[p.i] == '\\' {
+					return nil, errArrayText
+				}
+				p.i++
+			}
+			tok := p.s[start:p.i]
+			switch {
+			case tok == "":
+				return nil, errArrayText
+			case strings.EqualFold(tok, "NULL"):
+				out = append(out, nil)
+			default:
+				out = append(out, textValue(p.elem, tok))
+			}
+		}
+		if p.i >= len(p.s) {
+			return nil, errArrayText
+		}
+		switch p.s[p.i] {
+		case ',':
+			p.i++
+		case '}':
+			p.i++
+			return out, nil
+		default:
+			return nil, errArrayText
+		}
+	}
+}
+
+// quoted reads a double-quoted element, in which a backslash escapes the
+// next byte.
+func (p *arrayParser) quoted() (string, error) {
+	p.i++ // opening quote
+	var b strings.Builder
+	for p.i < len(p.s) {
+		c := p.s[p.i]
+		switch c {
+		case '\\':
+			if p.i+1 >= len(p.s) {
+				return "", errArrayText
+			}
+			b.WriteByte(p.s[p.i+1])
+			p.i += 2
+		case '"':
+			p.i++
+			return b.String(), nil
+		default:
+			b.WriteByte(c)
+			p.i++
+		}
+	}
+	return "", errArrayText
+}
+
+// classify maps a failure to the kind a caller sees.
+func classify(err error) ports.SQLErrorKind {
+	// A connection that could not be established is unavailable, even
+	// when the server answered with an error (bad password, no such
+	// database, too many connections, shutting down).
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return ports.SQLUnavailable
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pgErrorKind(pe.Code)
+	}
+	switch {
+	case errors.Is(err, ErrClosed):
+		return ports.SQLUnavailable
+	case errors.Is(err, context.DeadlineExceeded), pgconn.Timeout(err):
+		return ports.SQLTimeout
+	case errors.Is(err, context.Canceled):
+		return ports.SQLFailed
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+		return ports.SQLUnavailable
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return ports.SQLUnavailable
+	}
+	return ports.SQLFailed
+}
+
+// pgErrorKind maps an SQLSTATE
+// (https://www.postgresql.org/docs/current/errcodes-appendix.html).
+func pgErrorKind(code string) ports.SQLErrorKind {
+	switch code {
+	case "57014": // query_canceled: statement_timeout, or a cancel request
+		return ports.SQLTimeout
+	case "25006", // read_only_sql_transaction
+		"42501": // insufficient_privilege
+		return ports.SQLRejected
+	case "53300", // too_many_connections
+		"57P01", // admin_shutdown
+		"57P02", // crash_shutdown
+		"57P03": // cannot_connect_now
+		return ports.SQLUnavailable
+	}
+	switch {
+	case strings.HasPrefix(code, "42"), // syntax error or access rule violation
+		strings.HasPrefix(code, "22"): // data exception (a value of the wrong type)
+		return ports.SQLInvalid
+	case strings.HasPrefix(code, "08"): // connection exception
+		return ports.SQLUnavailable
+	}
+	return ports.SQLFailed
+}
+
+// connPool is a bounded pool of pgx connections: at most max are open or
+// being opened at once, and a caller waits (within its context) for one to
+// come free. Idle connections are reused newest first; one idle for longer
+// than pingAfterIdle is pinged before reuse, and one past maxIdleTime or
+// maxLifetime is closed instead. A connection that comes back closed, busy
+// or inside a transaction is closed, never reused. It starts no goroutine.
+type connPool struct {
+	cfg   *pgx.ConnConfig
+	slots chan struct{} // one token per connection in use or being opened
+
+	mu     sync.Mutex
+	idle   []*pooledConn // most recently used last
+	closed bool
+}
+
+type pooledConn struct {
+	conn     *pgx.Conn
+	created  time.Time
+	lastUsed time.Time
+}
+
+// Pool timings, after pgxpool's defaults.
+const (
+	pingAfterIdle  = time.Second
+	maxIdleTime    = 30 * time.Minute
+	maxLifetime    = time.Hour
+	closeTimeout   = time.Second
+	pgTxStatusIdle = 'I'
+)
+
+func newConnPool(cfg *pgx.ConnConfig, maxConns int) *connPool {
+	return &connPool{cfg: cfg, slots: make(chan struct{}, maxConns)}
+}
+
+// acquire returns a connection for the caller's exclusive use until
+// release.
+func (p *connPool) acquire(ctx context.Context) (*pooledConn, error) {
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	for {
+		c, stale, err := p.takeIdle()
+		if err != nil {
+			<-p.slots
+			return nil, err
+		}
+		if c == nil {
+			break
+		}
+		if stale {
+			closeConn(c.conn)
+			continue
+		}
+		if time.Since(c.lastUsed) > pingAfterIdle {
+			if err := c.conn.Ping(ctx); err != nil {
+				closeConn(c.conn)
+				if ctx.Err() != nil {
+					<-p.slots
+					return nil, ctx.Err()
+				}
+				continue
+			}
+		}
+		return c, nil
+	}
+	conn, err := pgx.ConnectConfig(ctx, p.cfg)
+	if err != nil {
+		<-p.slots
+		return nil, err
+	}
+	now := time.Now()
+	return &pooledConn{conn: conn, created: now, lastUsed: now}, nil
+}
+
+// takeIdle pops the most recently used idle connection; stale reports one
+// that is past its idle time or lifetime, or already closed.
+func (p *connPool) takeIdle() (c *pooledConn, stale bool, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, false, ErrClosed
+	}
+	n := len(p.idle)
+	if n == 0 {
+		return nil, false, nil
+	}
+	c = p.idle[n-1]
+	p.idle[n-1] = nil
+	p.idle = p.idle[:n-1]
+	now := time.Now()
+	stale = c.conn.IsClosed() || now.Sub(c.lastUsed) > maxIdleTime || now.Sub(c.created) > maxLifetime
+	return c, stale, nil
+}
+
+// release hands c back: kept for reuse when it is healthy and idle, closed
+// otherwise.
+func (p *connPool) release(c *pooledConn) {
+	defer func() { <-p.slots }()
+	pg := c.conn.PgConn()
+	if c.conn.IsClosed() || pg.IsBusy() || pg.TxStatus() != pgTxStatusIdle {
+		closeConn(c.conn)
+		return
+	}
+	c.lastUsed = time.Now()
+	p.mu.Lock()
+	if !p.closed {
+		p.idle = append(p.idle, c)
+		c = nil
+	}
+	p.mu.Unlock()
+	if c != nil {
+		closeConn(c.conn)
+	}
+}
+
+// close closes the idle connections and makes later acquires fail.
+func (p *connPool) close() {
+	p.mu.Lock()
+	idle := p.idle
+	p.idle, p.closed = nil, true
+	p.mu.Unlock()
+	for _, c := range idle {
+		closeConn(c.conn)
+	}
+}
+
+func closeConn(c *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	_ = c.Close(ctx)
+}
