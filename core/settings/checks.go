@@ -149,6 +149,9 @@ func (s *Settings) crossCheck() []Problem {
 	if s.EmbeddingProvider == "http" && s.EmbeddingEndpoint == "" {
 		add("ARROWHEAD_EMBEDDING_ENDPOINT", "is required when ARROWHEAD_EMBEDDING_PROVIDER=http")
 	}
+	if s.EmbeddingProvider == "http" && s.EmbeddingEndpoint != "" && !s.endpointPermitted(s.EmbeddingEndpoint) {
+		add("ARROWHEAD_EGRESS_ALLOWED_HOSTS", "must name the embedding endpoint's host (or ARROWHEAD_LLM_INTERNAL_HOSTS its exact host:port)")
+	}
 	if s.LLMProvider != "none" && s.LLMEndpoint == "" && s.LLMProvider == "openai" {
 		add("ARROWHEAD_LLM_ENDPOINT", "is required when ARROWHEAD_LLM_PROVIDER=openai")
 	}
@@ -172,4 +175,32 @@ func secureOrLoopback(raw string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// endpointPermitted reports whether a configuration-addressed endpoint is
+// named by the egress allowlist (host) or the internal list (host:port).
+func (s *Settings) endpointPermitted(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	host := strings.ToLower(u.Hostname())
+	port := u.Port()
+	if port == "" {
+		port = "443"
+		if u.Scheme == "http" {
+			port = "80"
+		}
+	}
+	for _, h := range s.EgressAllowedHosts {
+		if strings.ToLower(h) == host {
+			return true
+		}
+	}
+	for _, hp := range s.LLMInternalHosts {
+		if strings.EqualFold(hp, net.JoinHostPort(host, port)) {
+			return true
+		}
+	}
+	return false
 }
