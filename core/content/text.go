@@ -36,21 +36,21 @@ func HasUTF7BOM(b []byte) bool {
 // characters except newline and tab, zero-width, bidirectional-override and
 // invisible tag characters, and normalizes to NFC. Line endings become \n.
 func SanitizeText(b []byte) (string, error) {
+	// The UTF-8 byte-order mark goes first, so it cannot hide a UTF-7 mark
+	// behind it.
+	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
 	if HasUTF7BOM(b) {
 		return "", ErrUTF7
 	}
-	b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
 	return norm.NFC.String(stripControls(b)), nil
 }
 
-// SanitizeString is SanitizeText for a string known not to need the UTF-7
-// check (a short identifier or a model's answer); a UTF-7 mark is dropped.
+// SanitizeString applies SanitizeText's character rules to a short string
+// that is never decoded as a document (an identifier, a snippet, a model's
+// answer), so a leading UTF-7 mark is kept as the plain text it is rather
+// than refused.
 func SanitizeString(s string) string {
-	out, err := SanitizeText([]byte(s))
-	if err != nil {
-		return ""
-	}
-	return out
+	return norm.NFC.String(stripControls([]byte(strings.TrimPrefix(s, "\ufeff"))))
 }
 
 const (
@@ -79,10 +79,17 @@ func stripControls(b []byte) string {
 			continue
 		}
 		if c < 0x80 {
-			if c == '\n' || c == '\t' || (c >= 0x20 && c != 0x7f) {
-				sb.WriteByte(c)
+			// Copy a run of printable ASCII (and newlines and tabs) at once.
+			j := i
+			for j < len(b) && b[j] < 0x80 && (b[j] == '\n' || b[j] == '\t' || (b[j] >= 0x20 && b[j] != 0x7f)) {
+				j++
 			}
-			i++
+			if j > i {
+				sb.Write(b[i:j])
+				i = j
+				continue
+			}
+			i++ // a C0 control or DEL: dropped
 			continue
 		}
 		r, size := utf8.DecodeRune(b[i:])
@@ -131,6 +138,12 @@ func invisible(r rune) bool {
 		return true
 	case r >= 0x1d173 && r <= 0x1d17a: // musical formatting controls
 		return true
+	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef: // variation selectors (can smuggle bytes)
+		return true
+	case r >= 0x180b && r <= 0x180d, r == 0x180f: // Mongolian free variation selectors
+		return true
+	case r >= 0x1bca0 && r <= 0x1bca3: // shorthand format controls
+		return true
 	}
 	return false
 }
@@ -149,12 +162,15 @@ func skipEscape(b []byte, i int) int {
 		// OSC, DCS, PM, APC, SOS: a string terminated by BEL or ST.
 		return skipString(b, i+1)
 	}
-	// Two- and three-byte escapes: intermediates 0x20-0x2f then a final byte.
-	for i < len(b) && b[i] >= 0x20 && b[i] <= 0x2f {
-		i++
+	// Two- and three-byte escapes: intermediates 0x20-0x2f then a final
+	// byte 0x30-0x7e. Anything else ends the sequence without being eaten,
+	// so ESC before a newline or a non-ASCII character removes only ESC.
+	j := i
+	for j < len(b) && b[j] >= 0x20 && b[j] <= 0x2f {
+		j++
 	}
-	if i < len(b) {
-		i++
+	if j < len(b) && b[j] >= 0x30 && b[j] <= 0x7e {
+		return j + 1
 	}
 	return i
 }
@@ -197,6 +213,9 @@ func skipString(b []byte, i int) int {
 func Truncate(s string, maxBytes int) (string, bool) {
 	if len(s) <= maxBytes {
 		return s, false
+	}
+	if maxBytes <= 0 {
+		return "", true
 	}
 	cut := maxBytes
 	for cut > 0 && !utf8.RuneStart(s[cut]) {
