@@ -1,0 +1,589 @@
+// This file is the secret and personal-data scanner behind doc_scan: a
+// fixed set of detectors, each precise enough to keep false positives rare,
+// and findings that locate and name what was found without ever carrying it.
+
+package security
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// SecretType names a kind of secret or personal data. The values are the
+// TYPE part of a placeholder.
+type SecretType string
+
+// The detected types.
+const (
+	// SecretAWSAccessKeyID is an AWS access key id: AKIA (long-term) or
+	// ASIA (temporary) and friends, 20 characters.
+	SecretAWSAccessKeyID SecretType = "AWS_ACCESS_KEY_ID"
+	// SecretAWSSecretAccessKey is a 40-character AWS secret access key,
+	// recognized only after a name such as aws_secret_access_key or
+	// SecretAccessKey and an assignment: without that context 40 base64
+	// characters are indistinguishable from any other.
+	SecretAWSSecretAccessKey SecretType = "AWS_SECRET_ACCESS_KEY"
+	// SecretGitHubToken is a GitHub token: ghp_, gho_, ghu_, ghs_ or ghr_
+	// with at least 36 characters, or github_pat_ with at least 82.
+	SecretGitHubToken SecretType = "GITHUB_TOKEN"
+	// SecretSlackToken is a Slack token: xoxa-, xoxb-, xoxe-, xoxo-,
+	// xoxp-, xoxr-, xoxs- or xapp-.
+	SecretSlackToken SecretType = "SLACK_TOKEN"
+	// SecretSlackWebhook is a Slack incoming-webhook or workflow URL, which
+	// is itself the credential.
+	SecretSlackWebhook SecretType = "SLACK_WEBHOOK"
+	// SecretStripeKey is a Stripe secret or restricted key, live or test.
+	SecretStripeKey SecretType = "STRIPE_KEY"
+	// SecretGoogleAPIKey is a Google API key: AIza and 35 characters.
+	SecretGoogleAPIKey SecretType = "GOOGLE_API_KEY"
+	// SecretPrivateKey is a PEM or OpenSSH private key block. It is found by
+	// its BEGIN line and the whole block, through its END line (or the end
+	// of the text if there is none), is the value.
+	SecretPrivateKey SecretType = "PRIVATE_KEY"
+	// SecretJWT is a JSON Web Token (JWS or JWE compact form) whose header
+	// decodes to a JSON object with an "alg" member.
+	SecretJWT SecretType = "JWT"
+	// SecretEmail is an e-mail address.
+	SecretEmail SecretType = "EMAIL"
+	// SecretUSSSN is a US social security number written NNN-NN-NNNN that
+	// could have been issued: area not 000, 666 or 900-999, group not 00,
+	// serial not 0000. Undashed nine-digit numbers are not reported: they
+	// are too often something else.
+	SecretUSSSN SecretType = "US_SSN"
+	// SecretCreditCard is a payment card number: 13 to 19 digits, optionally
+	// grouped by single spaces or dashes, starting 2 to 6 (the card
+	// networks' ranges) and passing the Luhn check.
+	SecretCreditCard SecretType = "CREDIT_CARD"
+)
+
+// SecretTypes returns every type the scanner detects, most specific first:
+// the order in which overlapping matches are resolved.
+func SecretTypes() []SecretType { return slices.Clone(secretOrder[:]) }
+
+var secretOrder = [...]SecretType{
+	SecretPrivateKey, SecretJWT, SecretSlackWebhook, SecretGitHubToken,
+	SecretSlackToken, SecretStripeKey, SecretGoogleAPIKey,
+	SecretAWSAccessKeyID, SecretAWSSecretAccessKey, SecretCreditCard,
+	SecretUSSSN, SecretEmail,
+}
+
+// specificity ranks types for overlap resolution; lower wins.
+func specificity(t SecretType) int {
+	for i, s := range secretOrder {
+		if s == t {
+			return i
+		}
+	}
+	return len(secretOrder)
+}
+
+// Scanner limits and sizes.
+const (
+	// ScannerKeyBytes is the size of the key NewRandomScanner draws.
+	ScannerKeyBytes = 32
+	// MinScannerKeyBytes is the shortest key NewScanner accepts: a short
+	// key would let anyone who sees a tag brute-force a low-entropy value
+	// such as an SSN back from it.
+	MinScannerKeyBytes = 16
+	// DefaultMaxFindings applies when ScanText is given a limit of zero or
+	// less; it matches ARROWHEAD_SCAN_MAX_FINDINGS.
+	DefaultMaxFindings = 200
+	// PlaceholderTagLen is the number of hex characters of the HMAC kept in
+	// a placeholder's tag.
+	PlaceholderTagLen = 12
+)
+
+// Finding locates one secret. It never holds the secret: Placeholder is
+// "[REDACTED:TYPE:tag]" where tag is the first PlaceholderTagLen hex
+// characters of HMAC-SHA256 of the value under the scanner's key, so equal
+// values get equal tags within one scanner (one process, for the random
+// scanner) and the tag cannot be reversed without the key.
+type Finding struct {
+	Type SecretType `json:"type"`
+	// Path is the document the text came from, as the caller named it.
+	Path string `json:"path"`
+	// Line and Column are 1-based; Column counts characters (runes), not
+	// bytes. They locate the start of the redacted span.
+	Line        int    `json:"line"`
+	Column      int    `json:"column"`
+	Placeholder string `json:"placeholder"`
+}
+
+// Scanner finds secrets and personal data in text. It is immutable and safe
+// for concurrent use.
+type Scanner struct {
+	key []byte
+}
+
+// NewScanner returns a scanner whose placeholder tags are keyed by key (the
+// key is copied). It panics if key is shorter than MinScannerKeyBytes, a
+// programming error that would make tags reversible.
+func NewScanner(key []byte) *Scanner {
+	if len(key) < MinScannerKeyBytes {
+		panic("security: scanner key shorter than MinScannerKeyBytes")
+	}
+	return &Scanner{key: append([]byte(nil), key...)}
+}
+
+// NewRandomScanner returns a scanner keyed by ScannerKeyBytes from
+// crypto/rand. The key lives only in memory, so tags correlate within the
+// process and never across restarts.
+func NewRandomScanner() *Scanner {
+	key := make([]byte, ScannerKeyBytes)
+	if _, err := rand.Read(key); err != nil {
+		// crypto/rand does not fail on supported platforms; a predictable
+		// key would make tags reversible, so stop.
+		panic("security: no randomness for the scanner key")
+	}
+	return &Scanner{key: key}
+}
+
+// String keeps the key out of anything that formats the scanner.
+func (s *Scanner) String() string { return "security.Scanner{key: redacted}" }
+
+// GoString keeps the key out of %#v.
+func (s *Scanner) GoString() string { return s.String() }
+
+// ScanText reports up to maxFindings findings in text (DefaultMaxFindings
+// when maxFindings <= 0), in order of position, each tagged with path.
+// Overlapping matches are reported once, as the most specific type.
+func (s *Scanner) ScanText(path, text string, maxFindings int) []Finding {
+	if maxFindings <= 0 {
+		maxFindings = DefaultMaxFindings
+	}
+	spans := findSecrets(text)
+	if len(spans) > maxFindings {
+		spans = spans[:maxFindings]
+	}
+	return s.findings(path, text, spans)
+}
+
+// Redact returns text with every secret replaced by its placeholder, and
+// the findings (with an empty Path), without a limit: a redaction that
+// stopped early would leak the rest.
+func (s *Scanner) Redact(text string) (string, []Finding) {
+	spans := findSecrets(text)
+	if len(spans) == 0 {
+		return text, nil
+	}
+	findings := s.findings("", text, spans)
+	var b strings.Builder
+	b.Grow(len(text))
+	last := 0
+	for i, sp := range spans {
+		b.WriteString(text[last:sp.start])
+		b.WriteString(findings[i].Placeholder)
+		last = sp.end
+	}
+	b.WriteString(text[last:])
+	return b.String(), findings
+}
+
+// placeholder renders "[REDACTED:TYPE:tag]" for value.
+func (s *Scanner) placeholder(t SecretType, value string) string {
+	mac := hmac.New(sha256.New, s.key)
+	mac.Write([]byte(value))
+	sum := mac.Sum(nil)
+	return "[REDACTED:" + string(t) + ":" + hex.EncodeToString(sum)[:PlaceholderTagLen] + "]"
+}
+
+// findings turns spans (sorted, disjoint) into findings with 1-based line
+// and rune column, computed incrementally so many findings on one long line
+// stay linear.
+func (s *Scanner) findings(path, text string, spans []secretSpan) []Finding {
+	out := make([]Finding, 0, len(spans))
+	line, lineStart := 1, 0
+	colPos, col := 0, 1 // col is the column of byte offset colPos
+	for _, sp := range spans {
+		if n := strings.Count(text[colPos:sp.start], "\n"); n > 0 {
+			line += n
+			lineStart = colPos + strings.LastIndexByte(text[colPos:sp.start], '\n') + 1
+			colPos, col = lineStart, 1
+		}
+		col += utf8.RuneCountInString(text[colPos:sp.start])
+		colPos = sp.start
+		out = append(out, Finding{
+			Type:        sp.typ,
+			Path:        path,
+			Line:        line,
+			Column:      col,
+			Placeholder: s.placeholder(sp.typ, sp.value),
+		})
+	}
+	return out
+}
+
+// secretSpan is one match, or after merging one redacted region: [start,
+// end) in the text, the winning type and the value its tag is computed from.
+type secretSpan struct {
+	start, end int
+	typ        SecretType
+	value      string
+}
+
+// findSecrets runs every detector and merges overlapping matches: each
+// cluster of overlapping matches becomes one span covering all of them (so
+// no part of any match is left unredacted), typed and tagged by the most
+// specific match, the longest among equals.
+func findSecrets(text string) []secretSpan {
+	var all []secretSpan
+	for _, d := range detectors {
+		all = d(text, all)
+	}
+	if len(all) == 0 {
+		return nil
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].start != all[j].start {
+			return all[i].start < all[j].start
+		}
+		return all[i].end > all[j].end
+	})
+	merged := all[:0:0]
+	cur := all[0]
+	win := all[0]
+	for _, m := range all[1:] {
+		if m.start < cur.end {
+			if m.end > cur.end {
+				cur.end = m.end
+			}
+			if better(m, win) {
+				win = m
+			}
+			continue
+		}
+		merged = append(merged, secretSpan{start: cur.start, end: cur.end, typ: win.typ, value: win.value})
+		cur, win = m, m
+	}
+	return append(merged, secretSpan{start: cur.start, end: cur.end, typ: win.typ, value: win.value})
+}
+
+func better(a, b secretSpan) bool {
+	if sa, sb := specificity(a.typ), specificity(b.typ); sa != sb {
+		return sa < sb
+	}
+	return a.end-a.start > b.end-b.start
+}
+
+// A detector appends its matches in text to found.
+type detector func(text string, found []secretSpan) []secretSpan
+
+var detectors = []detector{
+	regexDetector(SecretAWSAccessKeyID, regexp.MustCompile(`A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}`), alnumBounded),
+	regexDetector(SecretGitHubToken, regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}`), alnumBounded),
+	regexDetector(SecretGitHubToken, regexp.MustCompile(`github_pat_[A-Za-z0-9_]{82,}`), alnumBounded),
+	regexDetector(SecretSlackToken, regexp.MustCompile(`xox[abeoprs]-[A-Za-z0-9-]{10,}`), alnumBounded),
+	regexDetector(SecretSlackToken, regexp.MustCompile(`xapp-[A-Za-z0-9-]{10,}`), alnumBounded),
+	regexDetector(SecretSlackWebhook, regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{8,}`), nil),
+	regexDetector(SecretStripeKey, regexp.MustCompile(`sk_(?:live|test)_[A-Za-z0-9]{10,}`), alnumBounded),
+	regexDetector(SecretStripeKey, regexp.MustCompile(`rk_(?:live|test)_[A-Za-z0-9]{10,}`), alnumBounded),
+	regexDetector(SecretGoogleAPIKey, regexp.MustCompile(`AIza[A-Za-z0-9_-]{35}`), googleKeyBounded),
+	regexDetector(SecretJWT, regexp.MustCompile(`eyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+)?`), jwtValid),
+	findPrivateKeys,
+	findAWSSecretKeys,
+	findEmails,
+	findSSNs,
+	findCards,
+}
+
+// regexDetector reports the matches of re that valid accepts (all of them
+// if valid is nil). Every pattern starts with a literal, which Go's RE2
+// engine searches for directly, and RE2 runs in linear time.
+func regexDetector(t SecretType, re *regexp.Regexp, valid func(text string, start, end int) bool) detector {
+	return func(text string, found []secretSpan) []secretSpan {
+		for _, loc := range re.FindAllStringIndex(text, -1) {
+			if valid == nil || valid(text, loc[0], loc[1]) {
+				found = append(found, secretSpan{start: loc[0], end: loc[1], typ: t, value: text[loc[0]:loc[1]]})
+			}
+		}
+		return found
+	}
+}
+
+func isAlnumByte(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+func isDigitByte(c byte) bool { return c >= '0' && c <= '9' }
+
+// alnumBounded requires that the match is not glued to letters or digits on
+// either side: then it is part of some longer identifier or blob.
+func alnumBounded(text string, start, end int) bool {
+	return (start == 0 || !isAlnumByte(text[start-1])) && (end == len(text) || !isAlnumByte(text[end]))
+}
+
+func googleKeyBounded(text string, start, end int) bool {
+	if !alnumBounded(text, start, end) {
+		return false
+	}
+	return end == len(text) || text[end] != '_' && text[end] != '-'
+}
+
+// maxJWTHeader bounds the header segment a JWT candidate may have.
+const maxJWTHeader = 4096
+
+// jwtValid checks that the first segment decodes to a JSON object with an
+// "alg" member, as every JWS and JWE header has.
+func jwtValid(text string, start, end int) bool {
+	if !alnumBounded(text, start, end) {
+		return false
+	}
+	header, _, _ := strings.Cut(text[start:end], ".")
+	if len(header) > maxJWTHeader {
+		return false
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(header)
+	if err != nil {
+		return false
+	}
+	var h map[string]json.RawMessage
+	if json.Unmarshal(raw, &h) != nil {
+		return false
+	}
+	alg, ok := h["alg"]
+	return ok && len(alg) > 0 && alg[0] == '"'
+}
+
+var (
+	rePrivateKeyBegin = regexp.MustCompile(`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
+	rePrivateKeyEnd   = regexp.MustCompile(`-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
+)
+
+// findPrivateKeys reports each private key block from its BEGIN line
+// through its END line, or to the end of the text when the END line is
+// missing: a truncated key is still a secret.
+func findPrivateKeys(text string, found []secretSpan) []secretSpan {
+	for from := 0; from < len(text); {
+		loc := rePrivateKeyBegin.FindStringIndex(text[from:])
+		if loc == nil {
+			break
+		}
+		start, end := from+loc[0], len(text)
+		if e := rePrivateKeyEnd.FindStringIndex(text[from+loc[1]:]); e != nil {
+			end = from + loc[1] + e[1]
+		}
+		found = append(found, secretSpan{start: start, end: end, typ: SecretPrivateKey, value: text[start:end]})
+		from = end
+	}
+	return found
+}
+
+// awsSecretLen is the length of an AWS secret access key.
+const awsSecretLen = 40
+
+// awsSecretContextBytes is how far before a candidate the scanner looks for
+// the name that makes 40 base64 characters an AWS secret.
+const awsSecretContextBytes = 100
+
+// reAWSSecretContext matches the end of the text before a candidate: a name
+// such as aws_secret_access_key, AWS_SECRET_KEY or SecretAccessKey, an
+// optional closing quote, an assignment (=, :, :=, =>) and an optional
+// opening quote.
+var reAWSSecretContext = regexp.MustCompile(`(?i)(?:aws[_\-. ]?secret(?:[_\-. ]?access)?(?:[_\-. ]?key)?|secret[_\-. ]?access[_\-. ]?key)["']?[ \t]*(?::=|=>|[:=])[ \t]*["']?$`)
+
+func isAWSSecretByte(c byte) bool { return isAlnumByte(c) || c == '/' || c == '+' }
+
+// findAWSSecretKeys finds runs of exactly 40 base64 characters and keeps
+// those preceded on their line by an AWS secret key name and assignment.
+func findAWSSecretKeys(text string, found []secretSpan) []secretSpan {
+	for i := 0; i < len(text); {
+		if !isAWSSecretByte(text[i]) {
+			i++
+			continue
+		}
+		start := i
+		for i < len(text) && isAWSSecretByte(text[i]) {
+			i++
+		}
+		if i-start != awsSecretLen {
+			continue
+		}
+		ctxStart := max(start-awsSecretContextBytes, strings.LastIndexByte(text[:start], '\n')+1, 0)
+		if reAWSSecretContext.MatchString(text[ctxStart:start]) {
+			found = append(found, secretSpan{start: start, end: i, typ: SecretAWSSecretAccessKey, value: text[start:i]})
+		}
+	}
+	return found
+}
+
+func isEmailLocalByte(c byte) bool {
+	return isAlnumByte(c) || c == '.' || c == '_' || c == '%' || c == '+' || c == '-'
+}
+
+func isEmailDomainByte(c byte) bool { return isAlnumByte(c) || c == '.' || c == '-' }
+
+// findEmails looks around each '@' for a local part and a domain with at
+// least two labels and an alphabetic top-level label of two or more letters.
+func findEmails(text string, found []secretSpan) []secretSpan {
+	for from := 0; ; {
+		k := strings.IndexByte(text[from:], '@')
+		if k < 0 {
+			return found
+		}
+		at := from + k
+		from = at + 1
+		start := at
+		for start > 0 && isEmailLocalByte(text[start-1]) {
+			start--
+		}
+		for start < at && text[start] == '.' {
+			start++
+		}
+		end := at + 1
+		for end < len(text) && isEmailDomainByte(text[end]) {
+			end++
+		}
+		for end > at+1 && (text[end-1] == '.' || text[end-1] == '-') {
+			end--
+		}
+		if start == at || !validEmailDomain(text[at+1:end]) {
+			continue
+		}
+		found = append(found, secretSpan{start: start, end: end, typ: SecretEmail, value: text[start:end]})
+		from = end
+	}
+}
+
+func validEmailDomain(d string) bool {
+	labels := strings.Split(d, ".")
+	if len(labels) < 2 {
+		return false
+	}
+	for _, l := range labels {
+		if l == "" || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+	}
+	tld := labels[len(labels)-1]
+	if len(tld) < 2 {
+		return false
+	}
+	for i := 0; i < len(tld); i++ {
+		if isDigitByte(tld[i]) || tld[i] == '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// findSSNs finds NNN-NN-NNNN not glued to letters, digits or dashes and
+// keeps those that could have been issued.
+func findSSNs(text string, found []secretSpan) []secretSpan {
+	for from := 0; ; {
+		k := strings.IndexByte(text[from:], '-')
+		if k < 0 {
+			return found
+		}
+		d := from + k
+		from = d + 1
+		start, end := d-3, d+8
+		if start < 0 || end > len(text) || text[d+3] != '-' ||
+			!allDigits(text[start:d]) || !allDigits(text[d+1:d+3]) || !allDigits(text[d+4:end]) {
+			continue
+		}
+		if start > 0 && (isAlnumByte(text[start-1]) || text[start-1] == '-') ||
+			end < len(text) && (isAlnumByte(text[end]) || text[end] == '-') {
+			continue
+		}
+		area, group, serial := text[start:d], text[d+1:d+3], text[d+4:end]
+		if area == "000" || area == "666" || area[0] == '9' || group == "00" || serial == "0000" {
+			continue
+		}
+		found = append(found, secretSpan{start: start, end: end, typ: SecretUSSSN, value: text[start:end]})
+		from = end
+	}
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !isDigitByte(s[i]) {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// Card number lengths.
+const (
+	minCardDigits = 13
+	maxCardDigits = 19
+)
+
+// findCards finds runs of digit groups joined by single spaces or dashes,
+// not glued to letters or digits, and reports every sub-run of whole groups
+// that is a plausible card number. Overlapping reports merge into one
+// redacted span, so a number that only happens to pass the Luhn check next
+// to a real one cannot leave part of the real one showing.
+func findCards(text string, found []secretSpan) []secretSpan {
+	type group struct{ start, end int }
+	var groups []group
+	for i := 0; i < len(text); {
+		k := strings.IndexAny(text[i:], "0123456789")
+		if k < 0 {
+			break
+		}
+		i += k
+		runStart := i
+		groups = groups[:0]
+		for {
+			gs := i
+			for i < len(text) && isDigitByte(text[i]) {
+				i++
+			}
+			groups = append(groups, group{gs, i})
+			if i+1 < len(text) && (text[i] == ' ' || text[i] == '-') && isDigitByte(text[i+1]) {
+				i++
+				continue
+			}
+			break
+		}
+		if runStart > 0 && isAlnumByte(text[runStart-1]) || i < len(text) && isAlnumByte(text[i]) {
+			// Part of an identifier: skip the rest of it.
+			for i < len(text) && isAlnumByte(text[i]) {
+				i++
+			}
+			continue
+		}
+		var digits [maxCardDigits]byte
+		for a := range groups {
+			n := 0
+			for b := a; b < len(groups); b++ {
+				g := groups[b]
+				if n+g.end-g.start > maxCardDigits {
+					break
+				}
+				n += copy(digits[n:], text[g.start:g.end])
+				if n >= minCardDigits && digits[0] >= '2' && digits[0] <= '6' && luhn(digits[:n]) {
+					found = append(found, secretSpan{start: groups[a].start, end: g.end, typ: SecretCreditCard, value: string(digits[:n])})
+				}
+			}
+		}
+	}
+	return found
+}
+
+// luhn reports whether the digits pass the Luhn checksum.
+func luhn(digits []byte) bool {
+	sum := 0
+	double := false
+	for i := len(digits) - 1; i >= 0; i-- {
+		d := int(digits[i] - '0')
+		if double {
+			if d *= 2; d > 9 {
+				d -= 9
+			}
+		}
+		sum += d
+		double = !double
+	}
+	return sum%10 == 0
+}
