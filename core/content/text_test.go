@@ -8,22 +8,22 @@ import (
 
 func TestSanitizeText(t *testing.T) {
 	cases := map[string]string{
-		"plain text\n":                     "plain text\n",
-		"a\r\nb\rc":                        "a\nb\nc",
-		"red \x1b[31mtext\x1b[0m":          "red text",
-		"title \x1b]0;evil\x07after":       "title after",
-		"osc st \x1b]8;;http://x\x1b\\link": "osc st link",
-		"dcs \x1bPq#0;2;0;0;0\x1b\\done":    "dcs done",
-		"esc nl \x1b\nnext":                 "esc nl \nnext",
-		"esc é \x1bé":                       "esc é é",
-		"c0 \x00\x01\x08 c1 \u0085\u009b31m": "c0  c1 ",
-		"zw a\u200bb\u200dc\ufeffd":          "zw abcd",
+		"plain text\n":                        "plain text\n",
+		"a\r\nb\rc":                           "a\nb\nc",
+		"red \x1b[31mtext\x1b[0m":             "red text",
+		"title \x1b]0;evil\x07after":          "title after",
+		"osc st \x1b]8;;http://x\x1b\\link":   "osc st link",
+		"dcs \x1bPq#0;2;0;0;0\x1b\\done":      "dcs done",
+		"esc nl \x1b\nnext":                   "esc nl \nnext",
+		"esc é \x1bé":                         "esc é é",
+		"c0 \x00\x01\x08 c1 \u0085\u009b31m":  "c0  c1 ",
+		"zw a\u200bb\u200dc\ufeffd":           "zw abcd",
 		"bidi \u202eevil\u202c \u2066x\u2069": "bidi evil x",
-		"tags \U000E0041\U000E0042":          "tags ",
-		"vs a\ufe0fb\U000E0100c":             "vs abc",
-		"bad \xff\xfe utf8":                  "bad \ufffd\ufffd utf8",
-		"nfd e\u0301":                        "nfd \u00e9",
-		"tab\tkept":                          "tab\tkept",
+		"tags \U000E0041\U000E0042":           "tags ",
+		"vs a\ufe0fb\U000E0100c":              "vs abc",
+		"bad \xff\xfe utf8":                   "bad \ufffd\ufffd utf8",
+		"nfd e\u0301":                         "nfd \u00e9",
+		"tab\tkept":                           "tab\tkept",
 	}
 	for in, want := range cases {
 		got, err := SanitizeText([]byte(in))
