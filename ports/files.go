@@ -14,6 +14,9 @@ var (
 	ErrNotRegular  = errors.New("is not a regular file")
 	ErrExists      = errors.New("already exists")
 	ErrQuota       = errors.New("the storage quota is exhausted")
+	// ErrNotDocument refuses a path that cannot name a document (an
+	// extension outside the allowed set, a reserved temporary name).
+	ErrNotDocument = errors.New("is not an allowed document name")
 )
 
 // FileInfo describes a file inside a jail.
