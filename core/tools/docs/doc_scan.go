@@ -163,4 +163,3 @@ func summarizeFindings(r ScanReport) string {
 	}
 	return string(b)
 }
-

@@ -147,4 +147,3 @@ func searchResult(res search.Result, excluded int, listTruncated, regex bool) ca
 		Text: framed.Text,
 	}
 }
-
