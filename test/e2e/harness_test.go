@@ -124,6 +124,12 @@ func startStdio(t *testing.T, extra map[string]string, opts ...client.ClientOpti
 	}
 	c := client.NewClient(tr, opts...)
 	t.Cleanup(func() { _ = c.Close() })
+	// Start is idempotent for the transport; it installs the client's
+	// handlers for server-initiated requests (elicitation on the
+	// initialize leg).
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 	initialize(t, c)
 	return c, stderr
 }

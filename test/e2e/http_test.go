@@ -163,8 +163,10 @@ func TestHTTPRebindingAndBodyCap(t *testing.T) {
 	}
 }
 
-// TestHTTPDrainsOnSIGTERM sends SIGTERM while a request is in flight (its
-// body still arriving) and expects that request to complete before exit.
+// TestHTTPDrainsOnSIGTERM sends SIGTERM while a request is in flight and
+// expects that request to complete before the process exits. The request
+// uses Expect: 100-continue, so the 100 response proves the handler is
+// already reading the body when the signal is sent: no timing guesses.
 func TestHTTPDrainsOnSIGTERM(t *testing.T) {
 	s := startHTTP(t, map[string]string{"ARROWHEAD_AUTH_ENABLED": "false", "ARROWHEAD_ALLOW_INSECURE_HTTP": "true", "ARROWHEAD_PROFILE": "core"})
 	body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"calculate","arguments":{"expression":"20 + 22"}}}`
@@ -173,20 +175,22 @@ func TestHTTPDrainsOnSIGTERM(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: %s\r\nContent-Length: %d\r\n\r\n", mcp.LATEST_LEGACY_PROTOCOL_VERSION, len(body))
-	half := len(body) / 2
-	if _, err := io.WriteString(conn, body[:half]); err != nil {
+	fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMCP-Protocol-Version: %s\r\nExpect: 100-continue\r\nContent-Length: %d\r\n\r\n", mcp.LATEST_LEGACY_PROTOCOL_VERSION, len(body))
+	br := bufio.NewReader(conn)
+	status, err := br.ReadString('\n')
+	if err != nil || !strings.Contains(status, "100") {
+		t.Fatalf("no 100 Continue: %q %v", status, err)
+	}
+	if _, err := br.ReadString('\n'); err != nil { // the blank line ending the interim response
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond) // let the server start reading the request
 	if err := s.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(100 * time.Millisecond)
-	if _, err := io.WriteString(conn, body[half:]); err != nil {
+	if _, err := io.WriteString(conn, body); err != nil {
 		t.Fatal(err)
 	}
-	resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	resp, err := http.ReadResponse(br, nil)
 	if err != nil {
 		t.Fatalf("in-flight request was dropped: %v", err)
 	}
