@@ -27,6 +27,8 @@ const (
 	maxHeaderBytes    = 64 << 10
 	// drainTimeout bounds how long SIGTERM waits for in-flight calls.
 	drainTimeout = 30 * time.Second
+	// settleDelay is when start-up pages are released a second time.
+	settleDelay = time.Second
 )
 
 func serveCmd(stdin io.Reader, stdout, stderr io.Writer) int {
@@ -74,6 +76,11 @@ func serveStdio(ctx context.Context, rt *wire.Runtime, stdin io.Reader, stdout i
 		ResourceReadTTL: time.Duration(rt.Settings.ResourceReadTTLMS) * time.Millisecond,
 	})
 	rt.Logger.Info("serving", zap.String("transport", "stdio"), zap.String("profile", rt.Settings.Profile))
+	releaseStartupPages()
+	// Once more after the transport settled, for what serving set-up
+	// touched only once.
+	settle := time.AfterFunc(settleDelay, releaseStartupPages)
+	defer settle.Stop()
 	return srv.ServeStdio(ctx, stdin, stdout, func(event string) { rt.Logger.Warn(event) })
 }
 
@@ -129,6 +136,9 @@ func serveHTTP(ctx context.Context, rt *wire.Runtime) error {
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
+	releaseStartupPages()
+	settle := time.AfterFunc(settleDelay, releaseStartupPages)
+	defer settle.Stop()
 	select {
 	case err := <-errc:
 		if errors.Is(err, http.ErrServerClosed) {
