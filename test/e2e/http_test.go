@@ -209,3 +209,24 @@ func TestHTTPDrainsOnSIGTERM(t *testing.T) {
 	// Put the result back for the cleanup that waits on done.
 	s.done <- nil
 }
+
+// TestCacheHints checks the list and read results carry private-scope TTLs
+// on the 2026-07-28 leg, which defines the fields.
+func TestCacheHints(t *testing.T) {
+	s := startHTTP(t, map[string]string{"ARROWHEAD_PROFILE": "core", "ARROWHEAD_TOOL_LIST_TTL_MS": "120000", "ARROWHEAD_RESOURCE_READ_TTL_MS": "5000"})
+	c := s.connect(t, s.token(t, "dana", "tools:read"))
+	tools, err := c.ListTools(t.Context(), mcp.ListToolsRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl, ok := tools.TTL(); !ok || ttl != 120000 || tools.CacheScope != mcp.CacheScopePrivate {
+		t.Fatalf("tools/list hints: %v %v %q", ttl, ok, tools.CacheScope)
+	}
+	res, err := c.ReadResource(t.Context(), mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: "arrowhead://integrity"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ttl, ok := res.TTL(); !ok || ttl != 5000 || res.CacheScope != mcp.CacheScopePrivate {
+		t.Fatalf("resources/read hints: %v %v %q", ttl, ok, res.CacheScope)
+	}
+}
