@@ -302,19 +302,26 @@ func (c completer) complete(ctx context.Context, ref core.CompletionRef, arg mcp
 // Listing filters: a caller sees only what its scopes and the kill switch
 // allow, and never a sentinel.
 
+// keep filters items in place.
+func keep[T any](items []T, ok func(T) bool) []T {
+	kept := items[:0]
+	for _, it := range items {
+		if ok(it) {
+			kept = append(kept, it)
+		}
+	}
+	return kept
+}
+
 func (s *Server) filterTools(ctx context.Context, _ any, _ *mcp.ListToolsRequest, r *mcp.ListToolsResult) {
 	if r == nil {
 		return
 	}
 	p := s.opts.Principal(ctx)
-	kept := r.Tools[:0]
-	for _, t := range r.Tools {
-		if t.Name != unknownTool && s.app.Visible(p, ports.ComponentTool, t.Name) {
-			kept = append(kept, t)
-		}
-	}
-	sort.Slice(kept, func(i, j int) bool { return kept[i].Name < kept[j].Name })
-	r.Tools = kept
+	r.Tools = keep(r.Tools, func(t mcp.Tool) bool {
+		return t.Name != unknownTool && s.app.Visible(p, ports.ComponentTool, t.Name)
+	})
+	sort.Slice(r.Tools, func(i, j int) bool { return r.Tools[i].Name < r.Tools[j].Name })
 }
 
 func (s *Server) filterPrompts(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, r *mcp.ListPromptsResult) {
@@ -322,13 +329,9 @@ func (s *Server) filterPrompts(ctx context.Context, _ any, _ *mcp.ListPromptsReq
 		return
 	}
 	p := s.opts.Principal(ctx)
-	kept := r.Prompts[:0]
-	for _, pr := range r.Prompts {
-		if pr.Name != unknownPrompt && s.app.Visible(p, ports.ComponentPrompt, pr.Name) {
-			kept = append(kept, pr)
-		}
-	}
-	r.Prompts = kept
+	r.Prompts = keep(r.Prompts, func(pr mcp.Prompt) bool {
+		return pr.Name != unknownPrompt && s.app.Visible(p, ports.ComponentPrompt, pr.Name)
+	})
 }
 
 func (s *Server) filterResources(ctx context.Context, _ any, _ *mcp.ListResourcesRequest, r *mcp.ListResourcesResult) {
@@ -336,13 +339,9 @@ func (s *Server) filterResources(ctx context.Context, _ any, _ *mcp.ListResource
 		return
 	}
 	p := s.opts.Principal(ctx)
-	kept := r.Resources[:0]
-	for _, res := range r.Resources {
-		if s.app.Visible(p, ports.ComponentResource, res.URI) {
-			kept = append(kept, res)
-		}
-	}
-	r.Resources = kept
+	r.Resources = keep(r.Resources, func(res mcp.Resource) bool {
+		return s.app.Visible(p, ports.ComponentResource, res.URI)
+	})
 }
 
 func (s *Server) filterTemplates(ctx context.Context, _ any, _ *mcp.ListResourceTemplatesRequest, r *mcp.ListResourceTemplatesResult) {
@@ -350,15 +349,11 @@ func (s *Server) filterTemplates(ctx context.Context, _ any, _ *mcp.ListResource
 		return
 	}
 	p := s.opts.Principal(ctx)
-	kept := r.ResourceTemplates[:0]
-	for _, t := range r.ResourceTemplates {
+	r.ResourceTemplates = keep(r.ResourceTemplates, func(t mcp.ResourceTemplate) bool {
 		raw := ""
 		if t.URITemplate != nil {
 			raw = t.URITemplate.Raw()
 		}
-		if raw != catchAllPattern && s.app.Visible(p, ports.ComponentResource, raw) {
-			kept = append(kept, t)
-		}
-	}
-	r.ResourceTemplates = kept
+		return raw != catchAllPattern && s.app.Visible(p, ports.ComponentResource, raw)
+	})
 }
