@@ -477,7 +477,9 @@ func TestStoreSourceSessions(t *testing.T) {
 		for _, n := range st.reads {
 			total += n
 		}
-		if st.opened != 3 || total < res.FilesScanned {
+		// Stopping early may cancel the readers before all of them opened a
+		// session; a full scan always opens exactly Prefetch of them.
+		if (maxResults == 1000 && st.opened != 3) || st.opened < 1 || st.opened > 3 || total < res.FilesScanned {
 			t.Errorf("max %d: %d sessions, %d session reads for %d files scanned", maxResults, st.opened, total, res.FilesScanned)
 		}
 	}
