@@ -1,0 +1,937 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/pgvector/pgvector-go"
+
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// The pgvector store: ports.VectorReader (VectorReader, on the read-only
+// ARROWHEAD_SQL_DSN) and ports.VectorWriter (VectorWriter, on the separate
+// write-capable ARROWHEAD_VECTOR_WRITE_DSN), over chunk tables created by
+// the migrations package.
+//
+// Every statement is built once, at construction, from identifiers that
+// passed a strict guard (^[a-z_][a-z0-9_]{0,62}$) and are quoted anyway;
+// only allow-listed collections get statements at all. Every value (tenant,
+// embedding, query text, language, limits) is a bound parameter. The tenant
+// is whatever the core passes, which is the authenticated caller; every
+// statement filters on it.
+
+// Defaults and limits of the pgvector store.
+const (
+	// DefaultVectorMaxConns is a pool's size when neither the constructor
+	// nor the DSN's pool_max_conns names one. Against PGlite, which has a
+	// single backend, use 1.
+	DefaultVectorMaxConns = 4
+	// DefaultVectorMaxK is ARROWHEAD_PGVECTOR_MAX_K's default.
+	DefaultVectorMaxK = 50
+	// MaxVectorK is the largest configurable k.
+	MaxVectorK = 10_000
+	// DefaultVectorStatementTimeout bounds one statement on the server.
+	DefaultVectorStatementTimeout = 10 * time.Second
+	// MaxVectorDimensions is the widest vector pgvector stores.
+	MaxVectorDimensions = 16000
+	// MaxVectorCandidateMultiplier and MaxVectorRRFK bound HybridOptions.
+	MaxVectorCandidateMultiplier = 100
+	MaxVectorRRFK                = 1_000_000
+	// MaxVectorSources bounds one Sources listing.
+	MaxVectorSources = 100_000
+
+	// Key sizes: a (tenant, source, chunk_index) entry of the position
+	// index must stay under PostgreSQL's btree row limit (2704 bytes).
+	MaxVectorTenantBytes = 512
+	MaxVectorIDBytes     = 1024
+	MaxVectorSourceBytes = 2048
+	MaxVectorHashBytes   = 1024
+	// MaxVectorContentBytes bounds one chunk (the default chunker cuts at
+	// 1,500 characters); it also keeps the generated tsvector far below
+	// PostgreSQL's 1 MB limit.
+	MaxVectorContentBytes = 64 << 10
+	// MaxVectorQueryBytes bounds a hybrid query's text.
+	MaxVectorQueryBytes = 16 << 10
+
+	// DefaultVectorLanguage is used when HybridOptions.Language is empty.
+	DefaultVectorLanguage = "english"
+
+	// upsertBatch is how many INSERTs one pipelined round trip carries.
+	upsertBatch = 256
+	// maxEFSearch is pgvector's ceiling for hnsw.ef_search.
+	maxEFSearch = 1000
+	// vectorHealthTimeout bounds one readiness check.
+	vectorHealthTimeout = 2 * time.Second
+	// vectorRollbackTimeout bounds the ROLLBACK after a failure, which runs
+	// even when the call's context is done.
+	vectorRollbackTimeout = 2 * time.Second
+
+	readerHealthName = "pgvector"
+	writerHealthName = "pgvector_write"
+)
+
+// Errors of the pgvector store, found under the *ports.VectorError its
+// methods return. None carries a caller's value, a DSN or driver text.
+var (
+	ErrVectorConfig     = errors.New("invalid pgvector configuration")
+	ErrVectorCollection = errors.New("collection is not allow-listed")
+	ErrVectorArgument   = errors.New("invalid vector store argument")
+	ErrVectorNonFinite  = errors.New("embedding has a value that is not a finite number")
+	ErrVectorZeroNorm   = errors.New("embedding has zero length")
+	ErrVectorK          = errors.New("k is outside the allowed range")
+	ErrVectorTooLarge   = errors.New("a vector store size limit was reached")
+	ErrVectorIDConflict = errors.New("chunk id belongs to another tenant")
+)
+
+// vectorIdentifier is the strict identifier guard.
+var vectorIdentifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// VectorColumns names the columns of a chunk table
+// (ARROWHEAD_PGVECTOR_*_COLUMN).
+type VectorColumns struct {
+	Tenant, ID, Content, Embedding, Source, ChunkIndex, ContentHash, Tsvector string
+}
+
+// DefaultVectorColumns returns the seed's default column names.
+func DefaultVectorColumns() VectorColumns {
+	return VectorColumns{
+		Tenant: "tenant", ID: "id", Content: "content", Embedding: "embedding",
+		Source: "source", ChunkIndex: "chunk_index", ContentHash: "content_hash", Tsvector: "content_tsv",
+	}
+}
+
+// VectorConfig configures a VectorReader or VectorWriter.
+type VectorConfig struct {
+	// Collections is the allow-list (ARROWHEAD_PGVECTOR_COLLECTIONS).
+	Collections []string
+	// Columns are the chunk tables' column names.
+	Columns VectorColumns
+	// Dimensions is the embedding width (ARROWHEAD_EMBEDDING_DIMENSIONS),
+	// the width the tables were migrated with.
+	Dimensions int
+	// MaxK bounds k (ARROWHEAD_PGVECTOR_MAX_K); 0 means DefaultVectorMaxK.
+	MaxK int
+	// StatementTimeout is each statement's server-side timeout; 0 means
+	// DefaultVectorStatementTimeout.
+	StatementTimeout time.Duration
+}
+
+// VectorConfigFromSettings maps the settings onto a store configuration;
+// the statement timeout is ARROWHEAD_SQL_TIMEOUT_SECONDS.
+func VectorConfigFromSettings(s settings.Settings) VectorConfig {
+	return VectorConfig{
+		Collections: slices.Clone(s.PgvectorCollections),
+		Columns: VectorColumns{
+			Tenant: s.PgvectorTenantColumn, ID: s.PgvectorIDColumn, Content: s.PgvectorContentColumn,
+			Embedding: s.PgvectorEmbeddingColumn, Source: s.PgvectorSourceColumn, ChunkIndex: s.PgvectorChunkIndexColumn,
+			ContentHash: s.PgvectorContentHashColumn, Tsvector: s.PgvectorTsvectorColumn,
+		},
+		Dimensions:       s.EmbeddingDimensions,
+		MaxK:             s.PgvectorMaxK,
+		StatementTimeout: time.Duration(s.SQLTimeoutSeconds * float64(time.Second)),
+	}
+}
+
+// ---- pool ----
+
+// VectorPool is a bounded pool of connections to one database, shared by
+// the vector stores built on it. Production opens two: one on the
+// read-only DSN for the VectorReader and one on the write DSN for the
+// VectorWriter. A PGlite test server has a single backend: give it one pool
+// of one connection and build both stores on it.
+//
+// It connects lazily and is safe for concurrent use. Close it when the
+// stores built on it are done.
+type VectorPool struct {
+	pool *connPool
+}
+
+// NewVectorPool returns a pool over dsn (any form NormalizeDSN accepts)
+// holding at most maxConns connections; maxConns <= 0 means the DSN's
+// pool_max_conns, else DefaultVectorMaxConns. Errors never quote the DSN.
+func NewVectorPool(dsn string, maxConns int32) (*VectorPool, error) {
+	norm, err := NormalizeDSN(dsn)
+	if err != nil {
+		return nil, err
+	}
+	cc, err := pgx.ParseConfig(norm)
+	if err != nil {
+		return nil, ErrInvalidDSN // pgx's message quotes the DSN
+	}
+	// pool_* settings are pgxpool's, not the server's: pgx would send them
+	// in the startup packet and the server would refuse the connection.
+	for k, v := range cc.RuntimeParams {
+		if !strings.HasPrefix(k, "pool_") {
+			continue
+		}
+		delete(cc.RuntimeParams, k)
+		if k == "pool_max_conns" && maxConns <= 0 {
+			n, err := strconv.ParseInt(v, 10, 32)
+			if err != nil || n < 1 {
+				return nil, ErrInvalidDSN
+			}
+			maxConns = int32(n)
+		}
+	}
+	if maxConns <= 0 {
+		maxConns = DefaultVectorMaxConns
+	}
+	cc.ConnectTimeout = DefaultConnectTimeout
+	// The statements are fixed and few: their descriptions are cached per
+	// connection and each runs as the unnamed statement (one round trip,
+	// always the extended protocol). Named prepared statements would
+	// outlive a connection on a server whose backend is shared (PGlite) or
+	// pooled (PgBouncer) and collide on the next one. Set explicitly so a
+	// default_query_exec_mode in the DSN cannot move the statements to the
+	// simple protocol.
+	cc.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
+	if cc.RuntimeParams == nil {
+		cc.RuntimeParams = map[string]string{}
+	}
+	cc.RuntimeParams["application_name"] = ApplicationName
+	return &VectorPool{pool: newConnPool(cc, int(maxConns))}, nil
+}
+
+// Close closes the idle connections, and the others as their calls end.
+func (p *VectorPool) Close() { p.pool.close() }
+
+// inTx runs fn in a transaction on one connection: read-only or not, under
+// SET LOCAL statement_timeout plus the settings in extra (name, value
+// pairs for set_config). It commits when fn succeeds and rolls back
+// otherwise.
+func (p *VectorPool) inTx(ctx context.Context, readOnly bool, timeout time.Duration, extra func(context.Context, pgx.Tx) ([]string, error), fn func(pgx.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err // a call that is already over costs the database nothing
+	}
+	c, err := p.pool.acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer p.pool.release(c)
+	mode := pgx.ReadWrite
+	if readOnly {
+		mode = pgx.ReadOnly
+	}
+	tx, err := c.conn.BeginTx(ctx, pgx.TxOptions{AccessMode: mode})
+	if err != nil {
+		return err
+	}
+	run := func() error {
+		kv := []string{"statement_timeout", strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)}
+		if extra != nil {
+			more, err := extra(ctx, tx)
+			if err != nil {
+				return err
+			}
+			kv = append(kv, more...)
+		}
+		var sql strings.Builder
+		args := make([]any, 0, len(kv))
+		sql.WriteString("SELECT ")
+		for i := 0; i+1 < len(kv); i += 2 {
+			if i > 0 {
+				sql.WriteString(", ")
+			}
+			fmt.Fprintf(&sql, "set_config($%d, $%d, true)", i+1, i+2)
+			args = append(args, kv[i], kv[i+1])
+		}
+		if _, err := tx.Exec(ctx, sql.String(), args...); err != nil {
+			return err
+		}
+		return fn(tx)
+	}
+	if err := run(); err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vectorRollbackTimeout)
+		defer cancel()
+		_ = tx.Rollback(rctx) // on failure the pool closes the connection
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+func (p *VectorPool) health(ctx context.Context, check func(*pgx.Conn) error) ports.HealthState {
+	ctx, cancel := context.WithTimeout(ctx, vectorHealthTimeout)
+	defer cancel()
+	c, err := p.pool.acquire(ctx)
+	if err != nil {
+		return ports.HealthDown
+	}
+	defer p.pool.release(c)
+	if err := c.conn.Ping(ctx); err != nil {
+		return ports.HealthDown
+	}
+	if check != nil && check(c.conn) != nil {
+		return ports.HealthDegraded
+	}
+	return ports.HealthOK
+}
+
+// ---- statements ----
+
+// vectorTable holds one collection's statements, built from guarded,
+// quoted identifiers.
+type vectorTable struct {
+	search, hybrid, hashes, upsert, truncate, sources string
+}
+
+func buildTable(collection string, c VectorColumns) vectorTable {
+	q := func(s string) string { return pgx.Identifier{s}.Sanitize() }
+	t, id, tenant, content, emb := q(collection), q(c.ID), q(c.Tenant), q(c.Content), q(c.Embedding)
+	source, idx, hash, tsv := q(c.Source), q(c.ChunkIndex), q(c.ContentHash), q(c.Tsvector)
+	// Aliases and CTE names are quoted mixed-case identifiers, which no
+	// guarded (lower-case) table or column name can equal or shadow.
+	return vectorTable{
+		search: `SELECT ` + id + `, ` + source + `, ` + idx + `, ` + content + `, 1 - (` + emb + ` <=> $2)
+FROM ` + t + `
+WHERE ` + tenant + ` = $1
+ORDER BY ` + emb + ` <=> $2
+LIMIT $3`,
+		// $1 tenant, $2 embedding, $3 query text, $4 pool per branch,
+		// $5 language, $6 RRF k, $7 k.
+		hybrid: `WITH "Vec" AS (
+  SELECT "Id", row_number() OVER (ORDER BY "Dist") AS "Rank"
+  FROM (
+    SELECT ` + id + ` AS "Id", ` + emb + ` <=> $2 AS "Dist"
+    FROM ` + t + `
+    WHERE ` + tenant + ` = $1
+    ORDER BY ` + emb + ` <=> $2
+    LIMIT $4
+  ) AS "V"
+), "Query" AS (
+  SELECT websearch_to_tsquery($5::regconfig, $3) AS "Q"
+), "Kw" AS (
+  SELECT "Id", row_number() OVER (ORDER BY "TextRank" DESC, "Id" COLLATE "C") AS "Rank"
+  FROM (
+    SELECT ` + id + ` AS "Id", ts_rank_cd(` + tsv + `, "Query"."Q") AS "TextRank"
+    FROM ` + t + `, "Query"
+    WHERE ` + tenant + ` = $1 AND ` + tsv + ` @@ "Query"."Q"
+    ORDER BY "TextRank" DESC, ` + id + ` COLLATE "C"
+    LIMIT $4
+  ) AS "K"
+), "Fused" AS (
+  SELECT COALESCE("Vec"."Id", "Kw"."Id") AS "Id",
+         COALESCE(1.0::float8 / ($6::int8 + "Vec"."Rank"), 0) + COALESCE(1.0::float8 / ($6::int8 + "Kw"."Rank"), 0) AS "Score"
+  FROM "Vec" FULL OUTER JOIN "Kw" ON "Vec"."Id" = "Kw"."Id"
+)
+SELECT "C".` + id + `, "C".` + source + `, "C".` + idx + `, "C".` + content + `, "Fused"."Score"
+FROM "Fused" JOIN ` + t + ` AS "C" ON "C".` + id + ` = "Fused"."Id"
+WHERE "C".` + tenant + ` = $1
+ORDER BY "Fused"."Score" DESC, "Fused"."Id" COLLATE "C"
+LIMIT $7`,
+		hashes: `SELECT ` + idx + `, ` + hash + ` FROM ` + t + ` WHERE ` + tenant + ` = $1 AND ` + source + ` = $2`,
+		// The WHERE makes a conflict on an id held by another tenant update
+		// nothing; the writer then refuses the batch.
+		upsert: `INSERT INTO ` + t + ` AS "C" (` + id + `, ` + tenant + `, ` + source + `, ` + idx + `, ` + content + `, ` + hash + `, ` + emb + `)
+VALUES ($1, $2, $3, $4, $5, $6, $7)
+ON CONFLICT (` + id + `) DO UPDATE SET
+  ` + source + ` = EXCLUDED.` + source + `, ` + idx + ` = EXCLUDED.` + idx + `, ` + content + ` = EXCLUDED.` + content + `,
+  ` + hash + ` = EXCLUDED.` + hash + `, ` + emb + ` = EXCLUDED.` + emb + `
+WHERE "C".` + tenant + ` = EXCLUDED.` + tenant,
+		truncate: `DELETE FROM ` + t + ` WHERE ` + tenant + ` = $1 AND ` + source + ` = $2 AND ` + idx + ` >= $3`,
+		sources: `SELECT "S" FROM (
+  SELECT DISTINCT ` + source + ` AS "S" FROM ` + t + `
+  WHERE ` + tenant + ` = $1 AND ` + source + ` LIKE $2 ESCAPE E'\\'
+) AS "D"
+ORDER BY "S" COLLATE "C"
+LIMIT $3`,
+	}
+}
+
+// likePrefix makes prefix a LIKE pattern matching exactly the strings that
+// start with it: the pattern characters and the escape are escaped.
+func likePrefix(prefix string) string {
+	var b strings.Builder
+	b.Grow(len(prefix) + 8)
+	for i := 0; i < len(prefix); i++ {
+		switch c := prefix[i]; c {
+		case '\\', '%', '_':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		default:
+			b.WriteByte(c)
+		}
+	}
+	b.WriteByte('%')
+	return b.String()
+}
+
+// vectorStore is what the reader and the writer share.
+type vectorStore struct {
+	pool    *VectorPool
+	tables  map[string]vectorTable
+	names   []string
+	dim     int
+	maxK    int
+	timeout time.Duration
+}
+
+func newVectorStore(cfg VectorConfig, pool *VectorPool) (*vectorStore, error) {
+	if pool == nil {
+		return nil, fmt.Errorf("%w: no connection pool", ErrVectorConfig)
+	}
+	if cfg.Dimensions < 1 || cfg.Dimensions > MaxVectorDimensions {
+		return nil, fmt.Errorf("%w: dimensions must be between 1 and %d", ErrVectorConfig, MaxVectorDimensions)
+	}
+	maxK := cfg.MaxK
+	if maxK == 0 {
+		maxK = DefaultVectorMaxK
+	}
+	if maxK < 1 || maxK > MaxVectorK {
+		return nil, fmt.Errorf("%w: max k must be between 1 and %d", ErrVectorConfig, MaxVectorK)
+	}
+	timeout := cfg.StatementTimeout
+	if timeout == 0 {
+		timeout = DefaultVectorStatementTimeout
+	}
+	if timeout < time.Millisecond || timeout.Milliseconds() > math.MaxInt32 {
+		return nil, fmt.Errorf("%w: statement timeout out of range", ErrVectorConfig)
+	}
+	c := cfg.Columns
+	named := []struct{ what, name string }{
+		{"tenant", c.Tenant}, {"id", c.ID}, {"content", c.Content}, {"embedding", c.Embedding},
+		{"source", c.Source}, {"chunk index", c.ChunkIndex}, {"content hash", c.ContentHash}, {"tsvector", c.Tsvector},
+	}
+	seen := map[string]bool{}
+	for _, n := range named {
+		if !vectorIdentifier.MatchString(n.name) {
+			return nil, fmt.Errorf("%w: the %s column name must be a lowercase identifier", ErrVectorConfig, n.what)
+		}
+		if seen[n.name] {
+			return nil, fmt.Errorf("%w: two columns share the name %q", ErrVectorConfig, n.name)
+		}
+		seen[n.name] = true
+	}
+	s := &vectorStore{pool: pool, tables: map[string]vectorTable{}, dim: cfg.Dimensions, maxK: maxK, timeout: timeout}
+	for i, name := range cfg.Collections {
+		if !vectorIdentifier.MatchString(name) {
+			return nil, fmt.Errorf("%w: collection %d is not a lowercase identifier", ErrVectorConfig, i+1)
+		}
+		if _, dup := s.tables[name]; dup {
+			return nil, fmt.Errorf("%w: collection %q is listed twice", ErrVectorConfig, name)
+		}
+		s.tables[name] = buildTable(name, c)
+		s.names = append(s.names, name)
+	}
+	return s, nil
+}
+
+// table returns the statements of an allow-listed collection. The core
+// checked the allow-list already; this is the second lock on the door.
+func (s *vectorStore) table(collection string) (vectorTable, error) {
+	t, ok := s.tables[collection]
+	if !ok {
+		return t, vectorErr(ports.VectorFailed, ErrVectorCollection)
+	}
+	return t, nil
+}
+
+// tablesPresent is the health check: every allow-listed table exists.
+func (s *vectorStore) tablesPresent(conn *pgx.Conn) error {
+	ctx, cancel := context.WithTimeout(context.Background(), vectorHealthTimeout)
+	defer cancel()
+	var missing int
+	err := conn.QueryRow(ctx, `SELECT count(*) FROM unnest($1::text[]) AS n WHERE to_regclass(quote_ident(n)) IS NULL`, s.names).Scan(&missing)
+	if err != nil {
+		return err
+	}
+	if missing > 0 {
+		return errors.New("an allow-listed collection table is missing")
+	}
+	return nil
+}
+
+// ---- reader ----
+
+// VectorReader is a ports.VectorReader over pgvector, and a
+// ports.HealthReporter named "pgvector". Every search runs in a read-only
+// transaction under a server-side statement timeout. It is safe for
+// concurrent use.
+type VectorReader struct {
+	store *vectorStore
+	// hnsw records which HNSW settings the server's pgvector knows, probed
+	// on first use: 0 unknown, 1 none, 2 ef_search, 3 ef_search and
+	// iterative_scan (pgvector 0.8+).
+	hnsw atomic.Int32
+}
+
+var (
+	_ ports.VectorReader   = (*VectorReader)(nil)
+	_ ports.HealthReporter = (*VectorReader)(nil)
+)
+
+// NewVectorReader returns a reader on pool, which should be on the
+// read-only ARROWHEAD_SQL_DSN.
+func NewVectorReader(cfg VectorConfig, pool *VectorPool) (*VectorReader, error) {
+	s, err := newVectorStore(cfg, pool)
+	if err != nil {
+		return nil, err
+	}
+	return &VectorReader{store: s}, nil
+}
+
+// Name implements ports.HealthReporter.
+func (r *VectorReader) Name() string { return readerHealthName }
+
+// Health is ok when the database answers and every allow-listed table
+// exists, degraded when a table is missing, down otherwise.
+func (r *VectorReader) Health(ctx context.Context) ports.HealthState {
+	return r.store.pool.health(ctx, r.store.tablesPresent)
+}
+
+// hnswSettings returns the set_config pairs that make an HNSW scan return
+// the pool it is asked for: ef_search at least the pool, and (pgvector
+// 0.8+) an iterative scan in strict order, so a tenant filter cannot
+// starve the result below k.
+func (r *VectorReader) hnswSettings(pool int) func(context.Context, pgx.Tx) ([]string, error) {
+	return func(ctx context.Context, tx pgx.Tx) ([]string, error) {
+		level := r.hnsw.Load()
+		if level == 0 {
+			var version string
+			err := tx.QueryRow(ctx, `SELECT COALESCE((SELECT extversion FROM pg_extension WHERE extname = 'vector'), '')`).Scan(&version)
+			if err != nil {
+				return nil, err
+			}
+			level = hnswLevel(version)
+			r.hnsw.Store(level)
+		}
+		ef := strconv.Itoa(min(max(pool, 40), maxEFSearch))
+		switch level {
+		case 3:
+			return []string{"hnsw.ef_search", ef, "hnsw.iterative_scan", "strict_order"}, nil
+		case 2:
+			return []string{"hnsw.ef_search", ef}, nil
+		}
+		return nil, nil
+	}
+}
+
+// hnswLevel reads pgvector's version: HNSW (and hnsw.ef_search) arrived
+// in 0.5.0, iterative index scans in 0.8.0.
+func hnswLevel(version string) int32 {
+	parts := strings.SplitN(version, ".", 3)
+	if len(parts) < 2 {
+		return 1
+	}
+	major, err1 := strconv.Atoi(parts[0])
+	minor, err2 := strconv.Atoi(parts[1])
+	switch {
+	case err1 != nil || err2 != nil:
+		return 1
+	case major > 0 || minor >= 8:
+		return 3
+	case minor >= 5:
+		return 2
+	}
+	return 1
+}
+
+// Search returns tenant's k chunks nearest to embedding by cosine
+// distance, best first, scored 1 - distance (cosine similarity).
+func (r *VectorReader) Search(ctx context.Context, collection, tenant string, embedding []float32, k int) ([]ports.VectorHit, error) {
+	s := r.store
+	t, err := s.table(collection)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkQuery(tenant, embedding, k); err != nil {
+		return nil, err
+	}
+	var hits []ports.VectorHit
+	err = s.pool.inTx(ctx, true, s.timeout, r.hnswSettings(k), func(tx pgx.Tx) error {
+		var err error
+		hits, err = collectHits(tx.Query(ctx, t.search, tenant, pgvector.NewVector(embedding), k))
+		return err
+	})
+	if err != nil {
+		return nil, classifyVector("searching", err)
+	}
+	return hits, nil
+}
+
+// Hybrid fuses, in one statement, the vector ranking (cosine distance) and
+// the full-text ranking (ts_rank_cd of websearch_to_tsquery in
+// opt.Language) of tenant's chunks by reciprocal rank fusion: each branch
+// contributes its top k*CandidateMultiplier, a chunk scores the sum of
+// 1/(RRFK + rank) over the branches that ranked it, and the best k are
+// returned (ties by id).
+func (r *VectorReader) Hybrid(ctx context.Context, collection, tenant, query string, embedding []float32, k int, opt ports.HybridOptions) ([]ports.VectorHit, error) {
+	s := r.store
+	t, err := s.table(collection)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.checkQuery(tenant, embedding, k); err != nil {
+		return nil, err
+	}
+	lang, err := checkHybrid(query, opt)
+	if err != nil {
+		return nil, err
+	}
+	pool := k * opt.CandidateMultiplier
+	var hits []ports.VectorHit
+	err = s.pool.inTx(ctx, true, s.timeout, r.hnswSettings(pool), func(tx pgx.Tx) error {
+		var err error
+		hits, err = collectHits(tx.Query(ctx, t.hybrid, tenant, pgvector.NewVector(embedding), query, pool, lang, opt.RRFK, k))
+		return err
+	})
+	if err != nil {
+		return nil, classifyVector("hybrid searching", err)
+	}
+	return hits, nil
+}
+
+func collectHits(rows pgx.Rows, err error) ([]ports.VectorHit, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	hits := []ports.VectorHit{}
+	for rows.Next() {
+		var h ports.VectorHit
+		if err := rows.Scan(&h.ID, &h.Source, &h.Index, &h.Content, &h.Score); err != nil {
+			return nil, err
+		}
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
+}
+
+// ---- writer ----
+
+// VectorWriter is a ports.VectorWriter over pgvector, and a
+// ports.HealthReporter named "pgvector_write". Each call is one
+// transaction under a server-side statement timeout. It is safe for
+// concurrent use.
+type VectorWriter struct {
+	store *vectorStore
+}
+
+var (
+	_ ports.VectorWriter   = (*VectorWriter)(nil)
+	_ ports.HealthReporter = (*VectorWriter)(nil)
+)
+
+// NewVectorWriter returns a writer on pool, which should be on the
+// write-capable ARROWHEAD_VECTOR_WRITE_DSN.
+func NewVectorWriter(cfg VectorConfig, pool *VectorPool) (*VectorWriter, error) {
+	s, err := newVectorStore(cfg, pool)
+	if err != nil {
+		return nil, err
+	}
+	return &VectorWriter{store: s}, nil
+}
+
+// Name implements ports.HealthReporter.
+func (w *VectorWriter) Name() string { return writerHealthName }
+
+// Health is ok when the database answers and every allow-listed table
+// exists, degraded when a table is missing, down otherwise.
+func (w *VectorWriter) Health(ctx context.Context) ports.HealthState {
+	return w.store.pool.health(ctx, w.store.tablesPresent)
+}
+
+// Hashes returns the stored content hash of each chunk of source, by index.
+func (w *VectorWriter) Hashes(ctx context.Context, collection, tenant, source string) (map[int]string, error) {
+	s := w.store
+	t, err := s.table(collection)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKey(tenant, MaxVectorTenantBytes); err != nil {
+		return nil, err
+	}
+	if err := checkKey(source, MaxVectorSourceBytes); err != nil {
+		return nil, err
+	}
+	out := map[int]string{}
+	err = s.pool.inTx(ctx, true, s.timeout, nil, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, t.hashes, tenant, source)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var idx int
+			var hash *string // a row written without a hash is re-embedded
+			if err := rows.Scan(&idx, &hash); err != nil {
+				return err
+			}
+			if hash != nil {
+				out[idx] = *hash
+			} else {
+				out[idx] = ""
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, classifyVector("reading hashes", err)
+	}
+	return out, nil
+}
+
+// Upsert inserts or replaces chunks by id, in order, in one transaction:
+// all or nothing. A chunk whose id belongs to another tenant refuses the
+// call, and so does one whose position (tenant, source, index) another id
+// holds (the position index of the migrated schema).
+func (w *VectorWriter) Upsert(ctx context.Context, collection string, chunks []ports.Chunk) error {
+	s := w.store
+	t, err := s.table(collection)
+	if err != nil {
+		return err
+	}
+	if len(chunks) == 0 {
+		return nil
+	}
+	for _, ch := range chunks {
+		if err := s.checkChunk(ch); err != nil {
+			return err
+		}
+	}
+	err = s.pool.inTx(ctx, false, s.timeout, nil, func(tx pgx.Tx) error {
+		for start := 0; start < len(chunks); start += upsertBatch {
+			part := chunks[start:min(start+upsertBatch, len(chunks))]
+			b := &pgx.Batch{}
+			for _, ch := range part {
+				b.Queue(t.upsert, ch.ID, ch.Tenant, ch.Source, ch.Index, ch.Content, ch.Hash, pgvector.NewVector(ch.Embedding))
+			}
+			br := tx.SendBatch(ctx, b)
+			for range part {
+				tag, err := br.Exec()
+				if err != nil {
+					br.Close()
+					return err
+				}
+				if tag.RowsAffected() != 1 {
+					br.Close()
+					return vectorErr(ports.VectorFailed, ErrVectorIDConflict)
+				}
+			}
+			if err := br.Close(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return classifyVector("upserting", err)
+	}
+	return nil
+}
+
+// Truncate removes source's chunks with index >= keep.
+func (w *VectorWriter) Truncate(ctx context.Context, collection, tenant, source string, keep int) error {
+	s := w.store
+	t, err := s.table(collection)
+	if err != nil {
+		return err
+	}
+	if err := checkKey(tenant, MaxVectorTenantBytes); err != nil {
+		return err
+	}
+	if err := checkKey(source, MaxVectorSourceBytes); err != nil {
+		return err
+	}
+	if keep < 0 {
+		return vectorErr(ports.VectorFailed, ErrVectorArgument)
+	}
+	keep = min(keep, math.MaxInt32)
+	err = s.pool.inTx(ctx, false, s.timeout, nil, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, t.truncate, tenant, source, keep)
+		return err
+	})
+	if err != nil {
+		return classifyVector("truncating", err)
+	}
+	return nil
+}
+
+// Sources lists tenant's sources that start with prefix, taken literally
+// (LIKE's %, _ and \ are escaped), in byte order.
+func (w *VectorWriter) Sources(ctx context.Context, collection, tenant, prefix string) ([]string, error) {
+	s := w.store
+	t, err := s.table(collection)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkKey(tenant, MaxVectorTenantBytes); err != nil {
+		return nil, err
+	}
+	if len(prefix) > MaxVectorSourceBytes || !validText(prefix) {
+		return nil, vectorErr(ports.VectorFailed, ErrVectorArgument)
+	}
+	out := []string{}
+	err = s.pool.inTx(ctx, true, s.timeout, nil, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, t.sources, tenant, likePrefix(prefix), MaxVectorSources+1)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var src string
+			if err := rows.Scan(&src); err != nil {
+				return err
+			}
+			out = append(out, src)
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, classifyVector("listing sources", err)
+	}
+	if len(out) > MaxVectorSources {
+		return nil, vectorErr(ports.VectorLimit, ErrVectorTooLarge)
+	}
+	return out, nil
+}
+
+// ---- validation ----
+
+func (s *vectorStore) checkQuery(tenant string, embedding []float32, k int) error {
+	if err := checkKey(tenant, MaxVectorTenantBytes); err != nil {
+		return err
+	}
+	if k < 1 || k > s.maxK {
+		return vectorErr(ports.VectorLimit, ErrVectorK)
+	}
+	return s.checkEmbedding(embedding)
+}
+
+// checkEmbedding refuses a wrong width, a non-finite value (pgvector
+// refuses them too, less clearly) and the zero vector, whose cosine
+// distance is undefined.
+func (s *vectorStore) checkEmbedding(v []float32) error {
+	if len(v) != s.dim {
+		return vectorErr(ports.VectorDimension, errors.New("embedding width does not match the collection"))
+	}
+	zero := true
+	for _, f := range v {
+		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
+			return vectorErr(ports.VectorFailed, ErrVectorNonFinite)
+		}
+		if f != 0 {
+			zero = false
+		}
+	}
+	if zero {
+		return vectorErr(ports.VectorFailed, ErrVectorZeroNorm)
+	}
+	return nil
+}
+
+func (s *vectorStore) checkChunk(ch ports.Chunk) error {
+	if err := checkKey(ch.Tenant, MaxVectorTenantBytes); err != nil {
+		return err
+	}
+	if err := checkKey(ch.ID, MaxVectorIDBytes); err != nil {
+		return err
+	}
+	if err := checkKey(ch.Source, MaxVectorSourceBytes); err != nil {
+		return err
+	}
+	if ch.Index < 0 || ch.Index > math.MaxInt32 {
+		return vectorErr(ports.VectorFailed, ErrVectorArgument)
+	}
+	if len(ch.Hash) > MaxVectorHashBytes || !validText(ch.Hash) || !validText(ch.Content) {
+		return vectorErr(ports.VectorFailed, ErrVectorArgument)
+	}
+	if len(ch.Content) > MaxVectorContentBytes {
+		return vectorErr(ports.VectorLimit, ErrVectorTooLarge)
+	}
+	return s.checkEmbedding(ch.Embedding)
+}
+
+func checkHybrid(query string, opt ports.HybridOptions) (string, error) {
+	if len(query) > MaxVectorQueryBytes || !validText(query) {
+		return "", vectorErr(ports.VectorFailed, ErrVectorArgument)
+	}
+	if opt.RRFK < 0 || opt.RRFK > MaxVectorRRFK ||
+		opt.CandidateMultiplier < 1 || opt.CandidateMultiplier > MaxVectorCandidateMultiplier {
+		return "", vectorErr(ports.VectorLimit, ErrVectorArgument)
+	}
+	lang := opt.Language
+	if lang == "" {
+		lang = DefaultVectorLanguage
+	}
+	// Bound as a parameter and cast to regconfig by the server; the guard
+	// only turns a typo into a clear refusal before a round trip.
+	if !vectorIdentifier.MatchString(lang) {
+		return "", vectorErr(ports.VectorFailed, ErrVectorArgument)
+	}
+	return lang, nil
+}
+
+func checkKey(s string, max int) error {
+	if s == "" || len(s) > max || !validText(s) {
+		return vectorErr(ports.VectorFailed, ErrVectorArgument)
+	}
+	return nil
+}
+
+// validText is what a text column stores: valid UTF-8 without NUL.
+func validText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// ---- errors ----
+
+func vectorErr(kind ports.VectorErrorKind, err error) error {
+	return &ports.VectorError{Kind: kind, Err: err}
+}
+
+// classifyVector maps a failure to a caller-safe *ports.VectorError. The
+// cause keeps the operation and, for a server error, its SQLSTATE; the
+// driver's message, which can quote values, is dropped.
+func classifyVector(op string, err error) error {
+	var ve *ports.VectorError
+	if errors.As(err, &ve) {
+		return ve
+	}
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return vectorErr(ports.VectorUnavailable, fmt.Errorf("%s: cannot connect to the database", op))
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		cause := fmt.Errorf("%s: sqlstate %s", op, pe.Code)
+		switch {
+		case pe.Code == "57014": // query_canceled: the statement timeout
+			return vectorErr(ports.VectorTimeout, cause)
+		case pe.Code == "22000": // data_exception: pgvector's dimension mismatch
+			return vectorErr(ports.VectorDimension, cause)
+		case pe.Code == "53300", strings.HasPrefix(pe.Code, "57P"), strings.HasPrefix(pe.Code, "08"):
+			return vectorErr(ports.VectorUnavailable, cause)
+		}
+		return vectorErr(ports.VectorFailed, cause)
+	}
+	switch {
+	case errors.Is(err, ErrClosed):
+		return vectorErr(ports.VectorUnavailable, fmt.Errorf("%s: the connection pool is closed", op))
+	case errors.Is(err, context.DeadlineExceeded), pgconn.Timeout(err):
+		return vectorErr(ports.VectorTimeout, fmt.Errorf("%s: %w", op, context.DeadlineExceeded))
+	case errors.Is(err, context.Canceled):
+		return vectorErr(ports.VectorFailed, fmt.Errorf("%s: %w", op, context.Canceled))
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, net.ErrClosed):
+		return vectorErr(ports.VectorUnavailable, fmt.Errorf("%s: the connection was lost", op))
+	}
+	var ne net.Error
+	if errors.As(err, &ne) {
+		return vectorErr(ports.VectorUnavailable, fmt.Errorf("%s: the connection was lost", op))
+	}
+	return vectorErr(ports.VectorFailed, fmt.Errorf("%s failed", op))
+}
