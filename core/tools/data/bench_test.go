@@ -1,0 +1,102 @@
+package data_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/arrowhead-go/arrowhead/adapters/fs"
+	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/core"
+	"github.com/arrowhead-go/arrowhead/core/authz"
+	"github.com/arrowhead-go/arrowhead/core/embed"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/tools/data"
+	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/portstest"
+)
+
+// benchCorpus writes about totalBytes of Markdown documents.
+func benchCorpus(b *testing.B, root string, totalBytes int) {
+	b.Helper()
+	words := strings.Fields("refund shipping order invoice customer warehouse parcel tracking express standard delivery return policy window approval payment method store credit gift card final sale security key rotation incident report")
+	rng := rand.New(rand.NewSource(7))
+	written := 0
+	for i := 0; written < totalBytes; i++ {
+		var sb strings.Builder
+		fmt.Fprintf(&sb, "# Document %d\n\n", i)
+		for sb.Len() < 10_000 {
+			for w := 0; w < 12; w++ {
+				sb.WriteString(words[rng.Intn(len(words))])
+				sb.WriteByte(' ')
+			}
+			sb.WriteString(".\n")
+			if rng.Intn(6) == 0 {
+				sb.WriteString("\n")
+			}
+		}
+		p := filepath.Join(root, fmt.Sprintf("d%02d", i%50), fmt.Sprintf("doc%05d.md", i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(sb.String()), 0o644); err != nil {
+			b.Fatal(err)
+		}
+		written += sb.Len()
+	}
+}
+
+// BenchmarkDocIndex10MBEmbedded indexes a 10 MB corpus into the embedded
+// index with the deterministic embedder (384 dimensions) and reports
+// chunks per second.
+func BenchmarkDocIndex10MBEmbedded(b *testing.B) {
+	root := b.TempDir()
+	benchCorpus(b, root, 10<<20)
+	vars := map[string]string{
+		"ARROWHEAD_PROFILE": "docs", "ARROWHEAD_RATE_LIMIT_ENABLED": "false",
+		"ARROWHEAD_PGVECTOR_COLLECTIONS": "doc_chunks", "ARROWHEAD_EMBEDDING_DIMENSIONS": "384",
+		"ARROWHEAD_VECTOR_INDEX_MAX_FILES": "5000", "ARROWHEAD_VECTOR_INDEX_MAX_CHUNKS": "100000",
+		"ARROWHEAD_VECTOR_INDEX_TIMEOUT_SECONDS": "600",
+	}
+	s, err := settings.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	if err != nil {
+		b.Fatal(err)
+	}
+	store, err := fs.OpenDocuments(fs.DocumentsConfig{Root: root, Extensions: s.DocAllowedExtensions})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	chunks := 0
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		idx, err := inmem.OpenVectorIndex(context.Background(), inmem.VectorIndexConfig{Collections: s.PgvectorCollections, Dimensions: 384, Dir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		app, err := core.New(core.Deps{Settings: s, Authorizer: authz.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
+			Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+			Components: []core.Components{{Tools: data.Tools(data.Deps{Settings: s, Authorizer: authz.AllowAll{},
+				Vectors: idx, Writer: idx, Embedder: embed.NewDeterministic(384), Documents: store})}}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		res, err := app.Call(context.Background(), ports.Operator(), "doc_index", map[string]any{"collection": "doc_chunks"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if tr := res.Structured["truncated"].([]any); len(tr) > 0 {
+			b.Fatalf("indexing was cut short: %v", tr)
+		}
+		chunks += res.Structured["chunks_embedded"].(int)
+		_ = idx.Close()
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(chunks)/b.Elapsed().Seconds(), "chunks/s")
+}
