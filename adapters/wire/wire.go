@@ -22,11 +22,15 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/httpx"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
+	"github.com/arrowhead-go/arrowhead/adapters/sqlguard"
 	"github.com/arrowhead-go/arrowhead/adapters/telemetry"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
+	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/coretools"
+	"github.com/arrowhead-go/arrowhead/core/tools/data"
+	"github.com/arrowhead-go/arrowhead/core/tools/docs"
 	"github.com/arrowhead-go/arrowhead/policies"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -150,7 +154,21 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (rt *Runtime, e
 	}
 	rt.closers = append(rt.closers, func(context.Context) error { return sandbox.Close() })
 
-	components := families(s, familyDeps{egress: egress, sandbox: sandbox})
+	docs, err := fs.OpenDocuments(fs.DocumentsConfig{
+		Root:          s.DocsRoot,
+		Extensions:    s.DocAllowedExtensions,
+		MaxReadBytes:  int64(max(s.DocMaxBytes, s.ScanPerFileMaxBytes)),
+		MaxWriteBytes: int64(s.DocWriteMaxBytes),
+		QuotaBytes:    int64(s.DocWriteQuotaBytes),
+	})
+	if err != nil {
+		return nil, errors.New("ARROWHEAD_DOCS_ROOT: the document corpus cannot be opened")
+	}
+	fd := familyDeps{egress: egress, sandbox: sandbox, documents: docs, authorizer: authorizer}
+	if err := rt.openData(ctx, s, egress, &fd); err != nil {
+		return nil, err
+	}
+	components := families(s, fd)
 	rt.App, err = core.New(core.Deps{
 		Settings:   s,
 		Authorizer: authorizer,
@@ -171,15 +189,40 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (rt *Runtime, e
 // tools that need it registered but refusing ("not configured"), which is
 // also how the catalog is listed without opening anything.
 type familyDeps struct {
-	egress  ports.Egress
-	sandbox ports.FileJail
+	egress     ports.Egress
+	sandbox    ports.FileJail
+	documents  ports.DocumentStore
+	authorizer ports.Authorizer
+	sql        ports.SQLRunner
+	vectors    ports.VectorReader
+	writer     ports.VectorWriter
+	embedder   ports.Embedder
 }
 
 // families builds every family's components. Profiles and family gates are
 // applied by core.New.
 func families(s *settings.Settings, d familyDeps) []core.Components {
+	docTools, docResources, docPrompts := docs.Components(docs.Deps{
+		Settings:   s,
+		Store:      d.documents,
+		Egress:     d.egress,
+		Authorizer: d.authorizer,
+		Scanner:    security.NewRandomScanner(),
+	})
+	dataTools := data.Tools(data.Deps{
+		Settings:   s,
+		Authorizer: d.authorizer,
+		Vetter:     sqlguard.New(sqlguard.Config{MaxLength: s.SQLQueryMaxLength}),
+		SQL:        d.sql,
+		Vectors:    d.vectors,
+		Writer:     d.writer,
+		Embedder:   d.embedder,
+		Documents:  d.documents,
+	})
 	return []core.Components{
 		{Tools: coretools.Tools(coretools.Deps{Settings: s, Egress: d.egress, Sandbox: d.sandbox})},
+		{Tools: docTools, Resources: docResources, Prompts: docPrompts},
+		{Tools: dataTools},
 	}
 }
 

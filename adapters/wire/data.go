@@ -1,0 +1,106 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/arrowhead-go/arrowhead/adapters/httpx"
+	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/postgres"
+	"github.com/arrowhead-go/arrowhead/core/embed"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// pgvectorPoolConns is the connection count of each pgvector pool.
+const pgvectorPoolConns = 4
+
+// openData opens the data connectors the settings configure: the SQL runner
+// (ARROWHEAD_SQL_DSN), the vector reader and writer (pgvector over the SQL
+// and write DSNs, or the embedded index when no Postgres is configured),
+// and the embedder.
+func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress ports.Egress, fd *familyDeps) error {
+	emb, err := openEmbedder(s, egress)
+	if err != nil {
+		return err
+	}
+	fd.embedder = emb
+
+	if s.SQLDSN != "" {
+		runner, err := postgres.NewSQLRunner(ctx, s.SQLDSN)
+		if err != nil {
+			return fmt.Errorf("ARROWHEAD_SQL_DSN: %w", err)
+		}
+		rt.closers = append(rt.closers, func(context.Context) error { runner.Close(); return nil })
+		rt.Health = append(rt.Health, runner)
+		fd.sql = runner
+	}
+
+	if s.SQLDSN == "" && s.VectorWriteDSN == "" {
+		// The single-machine default: an embedded index under the data
+		// directory serves both retrieval and ingestion.
+		if len(s.PgvectorCollections) == 0 {
+			return nil
+		}
+		idx, err := inmem.OpenVectorIndex(ctx, inmem.VectorIndexConfigFromSettings(*s))
+		if err != nil {
+			return fmt.Errorf("ARROWHEAD_DATA_DIR: the embedded vector index cannot be opened: %w", err)
+		}
+		rt.closers = append(rt.closers, func(context.Context) error { return idx.Close() })
+		fd.vectors, fd.writer = idx, idx
+		return nil
+	}
+	cfg := postgres.VectorConfigFromSettings(*s)
+	if s.SQLDSN != "" && len(s.PgvectorCollections) > 0 {
+		pool, err := postgres.NewVectorPool(s.SQLDSN, pgvectorPoolConns)
+		if err != nil {
+			return fmt.Errorf("ARROWHEAD_SQL_DSN: %w", err)
+		}
+		rt.closers = append(rt.closers, func(context.Context) error { pool.Close(); return nil })
+		reader, err := postgres.NewVectorReader(cfg, pool)
+		if err != nil {
+			return fmt.Errorf("ARROWHEAD_PGVECTOR_COLLECTIONS: %w", err)
+		}
+		rt.Health = append(rt.Health, reader)
+		fd.vectors = reader
+	}
+	if s.VectorWriteDSN != "" && len(s.PgvectorCollections) > 0 {
+		pool, err := postgres.NewVectorPool(s.VectorWriteDSN, pgvectorPoolConns)
+		if err != nil {
+			return fmt.Errorf("ARROWHEAD_VECTOR_WRITE_DSN: %w", err)
+		}
+		rt.closers = append(rt.closers, func(context.Context) error { pool.Close(); return nil })
+		writer, err := postgres.NewVectorWriter(cfg, pool)
+		if err != nil {
+			return fmt.Errorf("ARROWHEAD_PGVECTOR_COLLECTIONS: %w", err)
+		}
+		rt.Health = append(rt.Health, writer)
+		fd.writer = writer
+	}
+	return nil
+}
+
+// openEmbedder builds the configured embedder.
+func openEmbedder(s *settings.Settings, egress ports.Egress) (ports.Embedder, error) {
+	switch s.EmbeddingProvider {
+	case "http":
+		e, err := httpx.NewHTTPEmbedder(httpx.EmbedderConfig{
+			Endpoint:         s.EmbeddingEndpoint,
+			Model:            s.EmbeddingModel,
+			APIKey:           s.EmbeddingAPIKey,
+			Dimensions:       s.EmbeddingDimensions,
+			BatchSize:        s.EmbeddingBatchSize,
+			MaxTexts:         s.EmbeddingMaxTexts,
+			MaxResponseBytes: int64(s.EmbeddingMaxResponseBytes),
+			Timeout:          settings.Seconds(s.EmbeddingTimeoutSeconds),
+			Internal:         httpx.InternalEndpoint(s.EmbeddingEndpoint, s.LLMInternalHosts),
+		}, egress)
+		if err != nil {
+			return nil, errors.New("ARROWHEAD_EMBEDDING_ENDPOINT: the embedding client cannot be configured")
+		}
+		return e, nil
+	default:
+		return embed.NewDeterministic(s.EmbeddingDimensions).WithMaxTexts(s.EmbeddingMaxTexts), nil
+	}
+}
