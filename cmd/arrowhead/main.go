@@ -7,6 +7,7 @@
 //	arrowhead check-policy FILE    validate an authorization policy
 //	arrowhead hook attachments     the client-side attachment hook (stdin to stdout)
 //	arrowhead hook print-config --client X
+//	arrowhead migrate [--dry-run]  apply the embedded schema
 //	arrowhead version              the build version
 package main
 
@@ -51,6 +52,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return checkPolicyCmd(args, stdout, stderr)
 	case "hook":
 		return hookCmd(args, stdin, stdout, stderr)
+	case "migrate":
+		return migrateCmd(args, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "arrowhead %s\n", wire.Version)
 		return exitOK
@@ -71,6 +74,7 @@ const usage = `arrowhead: a hardened MCP server
   arrowhead hook attachments     run the client-side attachment hook (pre-tool-use JSON on stdin)
   arrowhead hook print-config --client cursor|claude-code|codex|vscode
                                  print a client's hook registration block
+  arrowhead migrate [--dry-run]  apply the schema (chunk tables, memory tables) idempotently
   arrowhead version              print the version
 `
 
