@@ -1,0 +1,106 @@
+package integration_test
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/arrowhead-go/arrowhead/adapters/postgres"
+	"github.com/arrowhead-go/arrowhead/adapters/sqlguard"
+	"github.com/arrowhead-go/arrowhead/core"
+	"github.com/arrowhead-go/arrowhead/core/authz"
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/tools/data"
+	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/portstest"
+)
+
+// sqlApp runs sql_query end to end against the real PostgreSQL 15 that
+// .ci/postgres.sh starts, connected as its read-only role.
+func sqlApp(t *testing.T) *core.App {
+	t.Helper()
+	dsn := os.Getenv("ARROWHEAD_TEST_POSTGRES_RO_DSN")
+	if dsn == "" {
+		skipOrFail(t, "ARROWHEAD_TEST_POSTGRES_RO_DSN is not set; start PostgreSQL with: eval \"$(.ci/postgres.sh start /tmp/ahpg 55432)\"")
+	}
+	vars := map[string]string{"ARROWHEAD_PROFILE": "docs", "ARROWHEAD_SQL_DSN": dsn, "ARROWHEAD_SQL_TIMEOUT_SECONDS": "0.5",
+		"ARROWHEAD_SQL_MAX_ROWS": "2", "ARROWHEAD_RATE_LIMIT_ENABLED": "false"}
+	s, err := settings.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	runner, err := postgres.NewSQLRunner(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(runner.Close)
+	pol, err := authz.Parse([]byte(`{"grants":[{"subject":"*","actions":["query"],"kinds":["table"],"prefix":"fixture.items"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := core.New(core.Deps{Settings: s, Authorizer: pol, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
+		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+		Components: []core.Components{{Tools: data.Tools(data.Deps{Settings: s, Authorizer: pol,
+			Vetter: sqlguard.New(sqlguard.Config{MaxLength: s.SQLQueryMaxLength}), SQL: runner})}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+func TestSQLQueryEndToEnd(t *testing.T) {
+	app := sqlApp(t)
+	analyst := ports.NewPrincipal("analyst", "sql:read")
+	res, err := app.Call(t.Context(), analyst, "sql_query", map[string]any{
+		"query":  "select id, name from fixture.items where id >= :min order by id",
+		"params": map[string]any{"min": 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := res.Structured["rows"].([]any)
+	if len(rows) != 2 || res.Structured["truncated"].([]any)[0] != "rows" {
+		t.Fatalf("rows bounded at 2 with truncation reported: %v", res.Structured)
+	}
+	if first := rows[0].([]any); first[1] != "alpha" {
+		t.Fatalf("first row %v", first)
+	}
+	refusals := map[string]catalog.RefusalKind{
+		"delete from fixture.items":                                         catalog.KindValidation,
+		"select 1 from fixture.items; delete from fixture.items":            catalog.KindValidation,
+		"select pg_sleep(5) from fixture.items":                             catalog.KindValidation,
+		"select pg_read_file('/etc/passwd') from fixture.items":             catalog.KindValidation,
+		"select * into fixture.copy from fixture.items":                     catalog.KindValidation,
+		"select * from fixture.items for update":                            catalog.KindValidation,
+		"with d as (delete from fixture.items returning *) select * from d": catalog.KindValidation,
+		"select usename, passwd from pg_catalog.pg_shadow":                  catalog.KindAuthorization,
+		"select 1": catalog.KindAuthorization,
+		"select name from fixture.items where name = $1": catalog.KindValidation,
+	}
+	for q, want := range refusals {
+		_, err := app.Call(t.Context(), analyst, "sql_query", map[string]any{"query": q})
+		te, _ := catalog.AsToolError(err)
+		if te == nil || te.Kind != want {
+			t.Errorf("%q: got %v, want %s", q, err, want)
+			continue
+		}
+		if strings.Contains(te.Message, "fixture") || strings.Contains(te.Message, "pg_") {
+			t.Errorf("%q: the refusal echoes the statement: %s", q, te.Message)
+		}
+	}
+	// The server-side statement timeout interrupts a query that would run
+	// for a very long time (3^16 rows).
+	long := "select count(*) from fixture.items a, fixture.items b, fixture.items c, fixture.items d, fixture.items e, fixture.items f, fixture.items g, fixture.items h, " +
+		"fixture.items i, fixture.items j, fixture.items k, fixture.items l, fixture.items m, fixture.items n, fixture.items o, fixture.items p"
+	_, err = app.Call(t.Context(), analyst, "sql_query", map[string]any{"query": long})
+	te, _ := catalog.AsToolError(err)
+	if te == nil || !strings.Contains(te.Message, "timeout") {
+		t.Fatalf("long query: %v", err)
+	}
+	// The rows are still there: nothing above wrote.
+	res, err = app.Call(t.Context(), analyst, "sql_query", map[string]any{"query": "select count(*) as n from fixture.items"})
+	if err != nil || !strings.Contains(res.Text, "3") {
+		t.Fatalf("count: %v %v", res.Structured, err)
+	}
+}
