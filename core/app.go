@@ -262,6 +262,14 @@ type callOptions struct {
 	progress   func(done, total float64, message string)
 }
 
+func applyOptions(opts []CallOption) callOptions {
+	var o callOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	return o
+}
+
 // WithTraceContext joins the caller's W3C trace context.
 func WithTraceContext(c ports.TraceCarrier) CallOption {
 	return func(o *callOptions) { o.carrier = c }
@@ -287,10 +295,7 @@ func WithProgress(fn func(done, total float64, message string)) CallOption {
 // marshals to one (a map or a struct).
 // The error is always nil or a *catalog.ToolError.
 func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any, opts ...CallOption) (catalog.Result, error) {
-	var o callOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := applyOptions(opts)
 	raw, err := rawArgs(args)
 	var parsed map[string]any
 	if err == nil {

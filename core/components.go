@@ -76,10 +76,7 @@ func (a *App) findResource(uri string) (catalog.ResourceSpec, map[string]string,
 // ReadResource reads uri as p through the guard chain. The audit line names
 // the resource and the shape of its URI, never the URI itself.
 func (a *App) ReadResource(ctx context.Context, p ports.Principal, uri string, opts ...CallOption) ([]catalog.ResourceContent, error) {
-	var o callOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := applyOptions(opts)
 	var spec catalog.ResourceSpec
 	var vars map[string]string
 	known := false
@@ -163,10 +160,7 @@ func (a *App) promptNames() []string {
 
 // GetPrompt renders the named prompt as p through the guard chain.
 func (a *App) GetPrompt(ctx context.Context, p ports.Principal, name string, args map[string]string, opts ...CallOption) (catalog.PromptResult, error) {
-	var o callOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := applyOptions(opts)
 	spec, known := a.prompts[name]
 	adm := admission{
 		kind:       ports.ComponentPrompt,
@@ -233,10 +227,7 @@ type CompletionRef struct {
 // Complete offers values for one argument of a prompt or template, through
 // the same kill switch, rate limit, scope check and audit line as a call.
 func (a *App) Complete(ctx context.Context, p ports.Principal, ref CompletionRef, argument, value string, resolved map[string]string, opts ...CallOption) (catalog.Completion, error) {
-	var o callOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := applyOptions(opts)
 	adm := admission{
 		kind:       ports.ComponentCompletion,
 		name:       "unknown",

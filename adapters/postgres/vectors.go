@@ -20,6 +20,7 @@ import (
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/migrations"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -102,18 +103,11 @@ var (
 var vectorIdentifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // VectorColumns names the columns of a chunk table
-// (ARROWHEAD_PGVECTOR_*_COLUMN).
-type VectorColumns struct {
-	Tenant, ID, Content, Embedding, Source, ChunkIndex, ContentHash, Tsvector string
-}
+// (ARROWHEAD_PGVECTOR_*_COLUMN): the columns the migrations create.
+type VectorColumns = migrations.Columns
 
 // DefaultVectorColumns returns the seed's default column names.
-func DefaultVectorColumns() VectorColumns {
-	return VectorColumns{
-		Tenant: "tenant", ID: "id", Content: "content", Embedding: "embedding",
-		Source: "source", ChunkIndex: "chunk_index", ContentHash: "content_hash", Tsvector: "content_tsv",
-	}
-}
+func DefaultVectorColumns() VectorColumns { return migrations.DefaultColumns() }
 
 // VectorConfig configures a VectorReader or VectorWriter.
 type VectorConfig struct {
@@ -135,12 +129,8 @@ type VectorConfig struct {
 // the statement timeout is ARROWHEAD_SQL_TIMEOUT_SECONDS.
 func VectorConfigFromSettings(s settings.Settings) VectorConfig {
 	return VectorConfig{
-		Collections: slices.Clone(s.PgvectorCollections),
-		Columns: VectorColumns{
-			Tenant: s.PgvectorTenantColumn, ID: s.PgvectorIDColumn, Content: s.PgvectorContentColumn,
-			Embedding: s.PgvectorEmbeddingColumn, Source: s.PgvectorSourceColumn, ChunkIndex: s.PgvectorChunkIndexColumn,
-			ContentHash: s.PgvectorContentHashColumn, Tsvector: s.PgvectorTsvectorColumn,
-		},
+		Collections:      slices.Clone(s.PgvectorCollections),
+		Columns:          migrations.ConfigFromSettings(s).Columns,
 		Dimensions:       s.EmbeddingDimensions,
 		MaxK:             s.PgvectorMaxK,
 		StatementTimeout: time.Duration(s.SQLTimeoutSeconds * float64(time.Second)),
