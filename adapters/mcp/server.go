@@ -43,6 +43,10 @@ type Options struct {
 	// ToolListTTL and ResourceReadTTL are the cache hints (private scope).
 	ToolListTTL     time.Duration
 	ResourceReadTTL time.Duration
+	// ValidateOutput checks every successful result's structured content
+	// against the tool's output schema with mcp-go's JSON Schema validator
+	// (the conformance tests turn it on).
+	ValidateOutput bool
 }
 
 // Server wraps an mcp-go server whose every component runs through app.
@@ -70,7 +74,7 @@ func New(app *core.App, opts Options) *Server {
 
 	listTTL := opts.ToolListTTL.Milliseconds()
 	readTTL := opts.ResourceReadTTL.Milliseconds()
-	s.mcp = server.NewMCPServer(opts.Name, opts.Version,
+	serverOpts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(false, false),
 		server.WithPromptCapabilities(false),
@@ -85,7 +89,11 @@ func New(app *core.App, opts Options) *Server {
 		server.WithMethodCacheHints(mcp.MethodResourcesList, listTTL, mcp.CacheScopePrivate),
 		server.WithMethodCacheHints(mcp.MethodResourcesTemplatesList, listTTL, mcp.CacheScopePrivate),
 		server.WithMethodCacheHints(mcp.MethodResourcesRead, readTTL, mcp.CacheScopePrivate),
-	)
+	}
+	if opts.ValidateOutput {
+		serverOpts = append(serverOpts, server.WithOutputSchemaValidation())
+	}
+	s.mcp = server.NewMCPServer(opts.Name, opts.Version, serverOpts...)
 	s.register()
 	return s
 }

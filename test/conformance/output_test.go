@@ -1,0 +1,101 @@
+package conformance_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+
+	mcpadapter "github.com/arrowhead-go/arrowhead/adapters/mcp"
+	"github.com/arrowhead-go/arrowhead/adapters/wire"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// TestOutputsMatchTheirSchemas calls every tool that can succeed offline
+// through mcp-go with its JSON Schema output validation on: a structured
+// result that strays from the declared output schema fails the call.
+func TestOutputsMatchTheirSchemas(t *testing.T) {
+	base := t.TempDir()
+	sandbox := filepath.Join(base, "sandbox")
+	if err := os.MkdirAll(sandbox, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sandbox, "a.txt"), []byte("hello"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{
+		"ARROWHEAD_JAIL_ROOT": sandbox, "ARROWHEAD_DOCS_ROOT": filepath.Join(base, "docs"), "ARROWHEAD_DATA_DIR": filepath.Join(base, "data"),
+		"ARROWHEAD_PGVECTOR_COLLECTIONS": "doc_chunks", "ARROWHEAD_EMBEDDING_DIMENSIONS": "16", "ARROWHEAD_RATE_LIMIT_ENABLED": "false",
+	}
+	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt, err := wire.Build(t.Context(), s, wire.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(context.Background())
+	srv := mcpadapter.New(rt.App, mcpadapter.Options{Name: "conformance", Version: "1", ValidateOutput: true,
+		Principal: func(context.Context) ports.Principal { return ports.Operator() }})
+	c, err := client.NewInProcessClient(srv.MCPServer())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var init mcp.InitializeRequest
+	init.Params.ClientInfo = mcp.Implementation{Name: "conformance", Version: "1"}
+	if _, err := c.Initialize(t.Context(), init); err != nil {
+		t.Fatal(err)
+	}
+	embedding := make([]any, 16)
+	for i := range embedding {
+		embedding[i] = 0.25
+	}
+	calls := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"calculate", map[string]any{"expression": "1 / 3"}},
+		{"read_file", map[string]any{"path": "a.txt"}},
+		{"doc_write", map[string]any{"path": "notes/a.md", "content": "# Refunds\n\nRefunds take five days. key AKIAIOSFODNN7EXAMPLE\n"}},
+		{"doc_write", map[string]any{"path": "notes/b.json", "content": `{"b": [1, 2], "a": null}`}},
+		{"doc_read", map[string]any{"path": "notes/a.md"}},
+		{"doc_read", map[string]any{"path": "notes/b.json"}},
+		{"doc_search", map[string]any{"query": "Refunds"}},
+		{"doc_scan", map[string]any{}},
+		{"doc_index", map[string]any{"collection": "doc_chunks"}},
+		{"vector_search", map[string]any{"collection": "doc_chunks", "embedding": embedding, "k": 3}},
+		{"vector_query", map[string]any{"collection": "doc_chunks", "query": "refunds"}},
+		{"hybrid_query", map[string]any{"collection": "doc_chunks", "query": "refunds"}},
+	}
+	seen := map[string]bool{}
+	for _, call := range calls {
+		var req mcp.CallToolRequest
+		req.Params.Name = call.tool
+		req.Params.Arguments = call.args
+		res, err := c.CallTool(t.Context(), req)
+		if err != nil {
+			t.Fatalf("%s: %v", call.tool, err)
+		}
+		if res.IsError || res.StructuredContent == nil {
+			t.Errorf("%s did not succeed with schema-valid output: %+v", call.tool, res.Content)
+		}
+		seen[call.tool] = true
+	}
+	// Every tool of the default catalog that cannot run offline is named
+	// here, so a new tool cannot slip past this test unnoticed.
+	offline := map[string]bool{"safe_fetch": true, "doc_retrieve": true, "sql_query": true}
+	for _, tool := range rt.App.Tools() {
+		if !seen[tool.Spec.Name()] && !offline[tool.Spec.Name()] {
+			t.Errorf("%s is not exercised by the output conformance test", tool.Spec.Name())
+		}
+	}
+}
