@@ -20,10 +20,14 @@ func testServer(t *testing.T) *Server {
 		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CALCULATE_PER_MINUTE", Default: 1},
 		Description: "x. Example: calculate()",
 		Input:       catalog.Object(map[string]*catalog.Schema{}), Output: catalog.Object(map[string]*catalog.Schema{}),
-		Handler: func(context.Context, catalog.Call) (catalog.Result, error) { return catalog.Result{Structured: map[string]any{}}, nil },
+		Handler: func(context.Context, catalog.Call) (catalog.Result, error) {
+			return catalog.Result{Structured: map[string]any{}}, nil
+		},
 	})
 	prompt := catalog.PromptSpec{Name: "summarize_document", Scope: "docs:read",
-		Handler: func(context.Context, catalog.PromptCall) (catalog.PromptResult, error) { return catalog.PromptResult{}, nil }}
+		Handler: func(context.Context, catalog.PromptCall) (catalog.PromptResult, error) {
+			return catalog.PromptResult{}, nil
+		}}
 	s := settings.Defaults()
 	app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
 		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},

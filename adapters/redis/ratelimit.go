@@ -317,3 +317,19 @@ func NewClientFromURL(rawURL string) (*goredis.Client, error) {
 	opt.ContextTimeoutEnabled = true
 	return goredis.NewClient(opt), nil
 }
+
+// quietLogger receives go-redis's own log lines as a fixed event, since their
+// text names addresses and errors; install it with SetLogger.
+type quietLogger struct{ report func(event string) }
+
+func (q quietLogger) Printf(context.Context, string, ...any) { q.report("redis client error") }
+
+// SetLogger routes go-redis's process-wide logging to report (fixed text
+// only), instead of the standard logger on stderr, which over stdio is the
+// audit stream.
+func SetLogger(report func(event string)) {
+	if report == nil {
+		report = func(string) {}
+	}
+	goredis.SetLogger(quietLogger{report: report})
+}

@@ -249,6 +249,8 @@ func (rt *Runtime) rateStore(clock ports.Clock) (ports.RateStore, error) {
 	if rt.Settings.RedisURL == "" {
 		return local, nil
 	}
+	logger := rt.Logger
+	redis.SetLogger(func(event string) { logger.Warn(event) })
 	client, err := redis.NewClientFromURL(rt.Settings.RedisURL)
 	if err != nil {
 		return nil, fmt.Errorf("ARROWHEAD_REDIS_URL: %w", err)
