@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"go.opentelemetry.io/otel"
 	"go.uber.org/zap"
 
 	"github.com/arrowhead-go/arrowhead/adapters/auth"
@@ -120,6 +121,11 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (rt *Runtime, e
 		return nil, fmt.Errorf("ARROWHEAD_OTEL_EXPORTER_OTLP_ENDPOINT: %w", err)
 	}
 	rt.closers = append(rt.closers, tel.Shutdown)
+	// Export failures name the collector and the error: log a fixed event
+	// instead of OpenTelemetry's default (stderr, the audit stream over
+	// stdio).
+	otelLogger := rt.Logger
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) { otelLogger.Warn("telemetry export error") }))
 
 	rates, err := rt.rateStore(clock)
 	if err != nil {
