@@ -271,25 +271,15 @@ func (x *VectorIndex) Search(ctx context.Context, collection, tenant string, emb
 	if err != nil {
 		return nil, err
 	}
-	x.mu.RLock()
-	c, err := x.collection(collection)
-	if err != nil {
-		x.mu.RUnlock()
-		return nil, err
-	}
-	c.mu.RLock()
-	x.mu.RUnlock()
-	defer c.mu.RUnlock()
-	t := c.tenants[tenant]
-	if t == nil {
-		return []ports.VectorHit{}, nil
-	}
-	top := t.nearest(q, k)
-	hits := make([]ports.VectorHit, len(top))
-	for i, s := range top {
-		hits[i] = t.hit(s.slot, float64(s.score))
-	}
-	return hits, nil
+	hits := []ports.VectorHit{}
+	err = x.readTenant(collection, tenant, func(t *vtenant) {
+		top := t.nearest(q, k)
+		hits = make([]ports.VectorHit, len(top))
+		for i, s := range top {
+			hits[i] = t.hit(s.slot, float64(s.score))
+		}
+	})
+	return hits, err
 }
 
 // Hybrid fuses the vector ranking and the BM25 keyword ranking of tenant's
@@ -313,27 +303,22 @@ func (x *VectorIndex) Hybrid(ctx context.Context, collection, tenant, query stri
 		return nil, err
 	}
 	pool := k * opt.CandidateMultiplier
-	x.mu.RLock()
-	c, err := x.collection(collection)
-	if err != nil {
-		x.mu.RUnlock()
-		return nil, err
-	}
-	c.mu.RLock()
-	x.mu.RUnlock()
-	defer c.mu.RUnlock()
-	t := c.tenants[tenant]
-	if t == nil {
-		return []ports.VectorHit{}, nil
-	}
+	hits := []ports.VectorHit{}
+	err = x.readTenant(collection, tenant, func(t *vtenant) { hits = t.fuse(q, query, k, pool, opt.RRFK) })
+	return hits, err
+}
+
+// fuse ranks t's chunks by reciprocal rank fusion of the vector and keyword
+// branches, each pool deep, and returns the best k.
+func (t *vtenant) fuse(q []float32, query string, k, pool, rrfK int) []ports.VectorHit {
 	vec := t.nearest(q, pool)
 	kw := t.keyword(query, pool)
 	fused := make(map[uint32]float64, len(vec)+len(kw))
 	for i, s := range vec {
-		fused[s.slot] = 1 / float64(opt.RRFK+i+1)
+		fused[s.slot] = 1 / float64(rrfK+i+1)
 	}
 	for i, s := range kw {
-		fused[s.slot] += 1 / float64(opt.RRFK+i+1)
+		fused[s.slot] += 1 / float64(rrfK+i+1)
 	}
 	ranked := make([]scored64, 0, len(fused))
 	for slot, score := range fused {
@@ -352,7 +337,25 @@ func (x *VectorIndex) Hybrid(ctx context.Context, collection, tenant, query stri
 	for i, s := range ranked {
 		hits[i] = t.hit(s.slot, s.score)
 	}
-	return hits, nil
+	return hits
+}
+
+// readTenant runs fn with tenant's table of collection under the
+// collection's read lock; fn is not called when the tenant has no chunks.
+func (x *VectorIndex) readTenant(collection, tenant string, fn func(t *vtenant)) error {
+	x.mu.RLock()
+	c, err := x.collection(collection)
+	if err != nil {
+		x.mu.RUnlock()
+		return err
+	}
+	c.mu.RLock()
+	x.mu.RUnlock()
+	defer c.mu.RUnlock()
+	if t := c.tenants[tenant]; t != nil {
+		fn(t)
+	}
+	return nil
 }
 
 // Hashes returns the content hash of each stored chunk of source, by index.
@@ -366,22 +369,13 @@ func (x *VectorIndex) Hashes(ctx context.Context, collection, tenant, source str
 	if err := checkKey(source, MaxVectorSourceBytes); err != nil {
 		return nil, err
 	}
-	x.mu.RLock()
-	c, err := x.collection(collection)
-	if err != nil {
-		x.mu.RUnlock()
-		return nil, err
-	}
-	c.mu.RLock()
-	x.mu.RUnlock()
-	defer c.mu.RUnlock()
 	out := make(map[int]string)
-	if t := c.tenants[tenant]; t != nil {
+	err := x.readTenant(collection, tenant, func(t *vtenant) {
 		for idx, slot := range t.bySource[source] {
 			out[idx] = t.chunks[slot].hash
 		}
-	}
-	return out, nil
+	})
+	return out, err
 }
 
 // Sources lists tenant's sources starting with prefix (a literal prefix:
@@ -396,25 +390,16 @@ func (x *VectorIndex) Sources(ctx context.Context, collection, tenant, prefix st
 	if len(prefix) > MaxVectorSourceBytes || !validText(prefix) {
 		return nil, vectorErr(ports.VectorFailed, ErrVectorArgument)
 	}
-	x.mu.RLock()
-	c, err := x.collection(collection)
-	if err != nil {
-		x.mu.RUnlock()
-		return nil, err
-	}
-	c.mu.RLock()
-	x.mu.RUnlock()
-	defer c.mu.RUnlock()
 	out := []string{}
-	if t := c.tenants[tenant]; t != nil {
+	err := x.readTenant(collection, tenant, func(t *vtenant) {
 		for src := range t.bySource {
 			if strings.HasPrefix(src, prefix) {
 				out = append(out, src)
 			}
 		}
-	}
+	})
 	slices.Sort(out)
-	return out, nil
+	return out, err
 }
 
 // Upsert inserts or replaces chunks by id, in order, all or nothing. A chunk
