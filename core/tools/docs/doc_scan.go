@@ -109,6 +109,7 @@ func (d Deps) scan(ctx context.Context, st ports.DocumentStore, p ports.Principa
 		rep.Truncated = append(rep.Truncated, "files")
 	}
 	remaining := s.ScanMaxFindings
+	allow := d.allowFunc(p, ports.ActionScan)
 	for _, f := range listed {
 		if ctx.Err() != nil {
 			rep.Truncated = append(rep.Truncated, "timeout")
@@ -118,7 +119,7 @@ func (d Deps) scan(ctx context.Context, st ports.DocumentStore, p ports.Principa
 			rep.Truncated = append(rep.Truncated, "findings")
 			break
 		}
-		if !d.Authorizer.Authorize(ctx, p, ports.ActionScan, ports.Resource{Kind: ports.KindDocument, ID: f.Path}).Allowed {
+		if ok, _ := allow(ctx, f.Path); !ok {
 			rep.FilesSkipped++
 			continue
 		}
