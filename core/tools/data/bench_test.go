@@ -9,13 +9,17 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/embed"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/data"
+	"github.com/arrowhead-go/arrowhead/migrations"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
@@ -54,11 +58,65 @@ func benchCorpus(b *testing.B, root string, totalBytes int) {
 // index with the deterministic embedder (384 dimensions) and reports
 // chunks per second.
 func BenchmarkDocIndex10MBEmbedded(b *testing.B) {
+	benchDocIndex(b, func(b *testing.B, s *settings.Settings) (ports.VectorReader, ports.VectorWriter, func()) {
+		idx, err := inmem.OpenVectorIndex(context.Background(), inmem.VectorIndexConfig{Collections: s.PgvectorCollections, Dimensions: 384, Dir: b.TempDir()})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return idx, idx, func() { _ = idx.Close() }
+	})
+}
+
+// BenchmarkDocIndex10MBPgvector is the same into pgvector (PGlite in CI;
+// needs ARROWHEAD_TEST_PGVECTOR_DSN). Each iteration indexes into a freshly
+// emptied table.
+func BenchmarkDocIndex10MBPgvector(b *testing.B) {
+	dsn := os.Getenv("ARROWHEAD_TEST_PGVECTOR_DSN")
+	if dsn == "" {
+		b.Skip("ARROWHEAD_TEST_PGVECTOR_DSN is not set; start PGlite with: eval \"$(.ci/pglite.sh start /tmp/ahpglite 54329)\"")
+	}
+	pool, err := postgres.NewVectorPool(dsn, 1)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(pool.Close)
+	norm, err := postgres.NormalizeDSN(dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchDocIndex(b, func(b *testing.B, s *settings.Settings) (ports.VectorReader, ports.VectorWriter, func()) {
+		cfg := postgres.VectorConfigFromSettings(*s)
+		conn, err := pgx.Connect(context.Background(), norm)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := migrations.Apply(context.Background(), conn, migrations.Config{Collections: s.PgvectorCollections, Columns: cfg.Columns, Dimensions: 384}); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := conn.Exec(context.Background(), "DELETE FROM doc_chunks_bench"); err != nil {
+			b.Fatal(err)
+		}
+		_ = conn.Close(context.Background())
+		r, err := postgres.NewVectorReader(cfg, pool)
+		if err != nil {
+			b.Fatal(err)
+		}
+		w, err := postgres.NewVectorWriter(cfg, pool)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return r, w, func() {}
+	})
+}
+
+type openStore func(b *testing.B, s *settings.Settings) (ports.VectorReader, ports.VectorWriter, func())
+
+func benchDocIndex(b *testing.B, open openStore) {
 	root := b.TempDir()
 	benchCorpus(b, root, 10<<20)
 	vars := map[string]string{
 		"ARROWHEAD_PROFILE": "docs", "ARROWHEAD_RATE_LIMIT_ENABLED": "false",
-		"ARROWHEAD_PGVECTOR_COLLECTIONS": "doc_chunks", "ARROWHEAD_EMBEDDING_DIMENSIONS": "384",
+		"ARROWHEAD_PGVECTOR_COLLECTIONS": "doc_chunks_bench", "ARROWHEAD_EMBEDDING_DIMENSIONS": "384",
 		"ARROWHEAD_VECTOR_INDEX_MAX_FILES": "5000", "ARROWHEAD_VECTOR_INDEX_MAX_CHUNKS": "100000",
 		"ARROWHEAD_VECTOR_INDEX_TIMEOUT_SECONDS": "600",
 	}
@@ -74,19 +132,16 @@ func BenchmarkDocIndex10MBEmbedded(b *testing.B) {
 	chunks := 0
 	for i := 0; i < b.N; i++ {
 		b.StopTimer()
-		idx, err := inmem.OpenVectorIndex(context.Background(), inmem.VectorIndexConfig{Collections: s.PgvectorCollections, Dimensions: 384, Dir: b.TempDir()})
-		if err != nil {
-			b.Fatal(err)
-		}
+		reader, writer, done := open(b, s)
 		app, err := core.New(core.Deps{Settings: s, Authorizer: authz.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
 			Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
 			Components: []core.Components{{Tools: data.Tools(data.Deps{Settings: s, Authorizer: authz.AllowAll{},
-				Vectors: idx, Writer: idx, Embedder: embed.NewDeterministic(384), Documents: store})}}})
+				Vectors: reader, Writer: writer, Embedder: embed.NewDeterministic(384), Documents: store})}}})
 		if err != nil {
 			b.Fatal(err)
 		}
 		b.StartTimer()
-		res, err := app.Call(context.Background(), ports.Operator(), "doc_index", map[string]any{"collection": "doc_chunks"})
+		res, err := app.Call(context.Background(), ports.Operator(), "doc_index", map[string]any{"collection": "doc_chunks_bench"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -95,7 +150,7 @@ func BenchmarkDocIndex10MBEmbedded(b *testing.B) {
 			b.Fatalf("indexing was cut short: %v", tr)
 		}
 		chunks += res.Structured["chunks_embedded"].(int)
-		_ = idx.Close()
+		done()
 		b.StartTimer()
 	}
 	b.ReportMetric(float64(chunks)/b.Elapsed().Seconds(), "chunks/s")
