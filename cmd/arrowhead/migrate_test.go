@@ -1,0 +1,56 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestMigrateAgainstPgvector applies the schema through the CLI twice on a
+// real PostgreSQL with pgvector (PGlite in CI): the second run changes
+// nothing.
+func TestMigrateAgainstPgvector(t *testing.T) {
+	dsn := os.Getenv("ARROWHEAD_TEST_PGVECTOR_DSN")
+	if dsn == "" {
+		if os.Getenv("ARROWHEAD_REQUIRE_INTEGRATION") == "1" {
+			t.Fatal("INTEGRATION REQUIRED but ARROWHEAD_TEST_PGVECTOR_DSN is not set")
+		}
+		t.Skip("ARROWHEAD_TEST_PGVECTOR_DSN is not set; start PGlite with: eval \"$(.ci/pglite.sh start /tmp/ahpglite 54329)\"")
+	}
+	t.Setenv("ARROWHEAD_VECTOR_WRITE_DSN", dsn)
+	t.Setenv("ARROWHEAD_PGVECTOR_COLLECTIONS", "cli_migrate_chunks")
+	t.Setenv("ARROWHEAD_EMBEDDING_DIMENSIONS", "8")
+	var out1, out2, errb bytes.Buffer
+	if code := run([]string{"migrate"}, nil, &out1, &errb); code != exitOK {
+		t.Fatalf("first migrate: %d %s", code, errb.String())
+	}
+	if code := run([]string{"migrate"}, nil, &out2, &errb); code != exitOK {
+		t.Fatalf("second migrate: %d %s", code, errb.String())
+	}
+	if !strings.Contains(out1.String()+out2.String(), "schema is current") {
+		t.Fatalf("the second run was not a no-op:\n%s\n%s", out1.String(), out2.String())
+	}
+	if strings.Contains(errb.String(), dsn) {
+		t.Fatal("an error printed the DSN")
+	}
+}
+
+func TestMigrateNeedsATarget(t *testing.T) {
+	t.Setenv("ARROWHEAD_PGVECTOR_COLLECTIONS", "")
+	t.Setenv("ARROWHEAD_MEMORY_DSN", "")
+	var out, errb bytes.Buffer
+	if code := run([]string{"migrate"}, nil, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "nothing to migrate") {
+		t.Fatalf("%d %s", code, errb.String())
+	}
+	t.Setenv("ARROWHEAD_PGVECTOR_COLLECTIONS", "doc_chunks")
+	t.Setenv("ARROWHEAD_VECTOR_WRITE_DSN", "")
+	errb.Reset()
+	if code := run([]string{"migrate"}, nil, &out, &errb); code != exitUsage || !strings.Contains(errb.String(), "ARROWHEAD_VECTOR_WRITE_DSN") {
+		t.Fatalf("%d %s", code, errb.String())
+	}
+	out.Reset()
+	if code := run([]string{"migrate", "--dry-run"}, nil, &out, &errb); code != exitOK || !strings.Contains(out.String(), "hnsw") {
+		t.Fatalf("dry run: %d %s", code, out.String())
+	}
+}
