@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestMigrateAgainstPgvector applies the schema through the CLI twice on a
@@ -22,10 +23,10 @@ func TestMigrateAgainstPgvector(t *testing.T) {
 	t.Setenv("ARROWHEAD_PGVECTOR_COLLECTIONS", "cli_migrate_chunks")
 	t.Setenv("ARROWHEAD_EMBEDDING_DIMENSIONS", "8")
 	var out1, out2, errb bytes.Buffer
-	if code := run([]string{"migrate"}, nil, &out1, &errb); code != exitOK {
+	if code := migrateRetrying(t, &out1, &errb); code != exitOK {
 		t.Fatalf("first migrate: %d %s", code, errb.String())
 	}
-	if code := run([]string{"migrate"}, nil, &out2, &errb); code != exitOK {
+	if code := migrateRetrying(t, &out2, &errb); code != exitOK {
 		t.Fatalf("second migrate: %d %s", code, errb.String())
 	}
 	if !strings.Contains(out1.String()+out2.String(), "schema is current") {
@@ -52,5 +53,22 @@ func TestMigrateNeedsATarget(t *testing.T) {
 	out.Reset()
 	if code := run([]string{"migrate", "--dry-run"}, nil, &out, &errb); code != exitOK || !strings.Contains(out.String(), "hnsw") {
 		t.Fatalf("dry run: %d %s", code, out.String())
+	}
+}
+
+// migrateRetrying runs migrate, retrying while the database refuses the
+// connection: PGlite has a single backend, which another test binary may
+// hold, and it refuses a reconnect that comes too soon after a close.
+func migrateRetrying(t *testing.T, out, errb *bytes.Buffer) int {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		out.Reset()
+		errb.Reset()
+		code := run([]string{"migrate"}, nil, out, errb)
+		if code == exitOK || !strings.Contains(errb.String(), "cannot be reached") || time.Now().After(deadline) {
+			return code
+		}
+		time.Sleep(time.Second)
 	}
 }
