@@ -320,19 +320,7 @@ func (t *vtenant) fuse(q []float32, query string, k, pool, rrfK int) []ports.Vec
 	for i, s := range kw {
 		fused[s.slot] += 1 / float64(rrfK+i+1)
 	}
-	ranked := make([]scored64, 0, len(fused))
-	for slot, score := range fused {
-		ranked = append(ranked, scored64{slot: slot, score: score})
-	}
-	slices.SortFunc(ranked, func(a, b scored64) int {
-		if c := cmp.Compare(b.score, a.score); c != 0 {
-			return c
-		}
-		return strings.Compare(t.chunks[a.slot].id, t.chunks[b.slot].id)
-	})
-	if len(ranked) > k {
-		ranked = ranked[:k]
-	}
+	ranked := t.best(fused, k)
 	hits := make([]ports.VectorHit, len(ranked))
 	for i, s := range ranked {
 		hits[i] = t.hit(s.slot, s.score)
@@ -1068,8 +1056,13 @@ func (t *vtenant) keyword(query string, n int) []scored64 {
 			return nil
 		}
 	}
-	out := make([]scored64, 0, len(acc))
-	for slot, score := range acc {
+	return t.best(acc, n)
+}
+
+// best returns the n highest scores, best first, ties broken by chunk id.
+func (t *vtenant) best(scores map[uint32]float64, n int) []scored64 {
+	out := make([]scored64, 0, len(scores))
+	for slot, score := range scores {
 		out = append(out, scored64{slot: slot, score: score})
 	}
 	slices.SortFunc(out, func(a, b scored64) int {
