@@ -393,7 +393,7 @@ type StoreSourceOptions struct {
 
 // StoreSource yields listed documents from a store, skipping the ones
 // allow refuses and the ones that can no longer be read as documents
-// (gone, too large, not regular, now a symlink): a listing and the reads
+// (gone, too large, not regular, now a symlink, not text): a listing and the reads
 // after it are not atomic. Other errors end the source.
 //
 // Reading happens on Prefetch goroutines that start at the first Next and
@@ -591,7 +591,8 @@ func (s *StoreSource) fetch(ctx context.Context, store Reader, p string, buf []b
 	case err == nil:
 		return fetched{path: p, data: data}
 	case errors.Is(err, ports.ErrNotFound), errors.Is(err, ports.ErrTooLarge),
-		errors.Is(err, ports.ErrNotRegular), errors.Is(err, ports.ErrOutsideJail):
+		errors.Is(err, ports.ErrNotRegular), errors.Is(err, ports.ErrOutsideJail),
+		errors.Is(err, ports.ErrBinary):
 		return fetched{skip: true}
 	}
 	return fetched{err: err}
