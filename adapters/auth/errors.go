@@ -33,6 +33,9 @@ var (
 	// ErrAlgorithmNotAllowed: alg is none, HMAC, or anything outside the
 	// pinned asymmetric list.
 	ErrAlgorithmNotAllowed = &Error{"algorithm_not_allowed", "signing algorithm not allowed"}
+	// ErrTokenType: the typ header names something other than a JWT
+	// access token, or is absent where at+jwt is required.
+	ErrTokenType = &Error{"wrong_token_type", "token type not accepted"}
 	// ErrKeyMismatch: the key the token names cannot verify its alg (an
 	// RS256 token against an EC key, or a JWK pinned to another alg).
 	ErrKeyMismatch = &Error{"key_mismatch", "signing algorithm does not match the key"}

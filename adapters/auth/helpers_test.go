@@ -111,7 +111,7 @@ func with(set map[string]any) map[string]any {
 }
 
 // signRaw signs payload with alg and key, adding kid (when non-empty) and
-// any extra protected headers.
+// any extra protected headers (a nil value removes a header, typ included).
 func signRaw(t *testing.T, alg jwa.SignatureAlgorithm, key any, kid string, payload []byte, extra map[string]any) string {
 	t.Helper()
 	h := jws.NewHeaders()
@@ -124,6 +124,12 @@ func signRaw(t *testing.T, alg jwa.SignatureAlgorithm, key any, kid string, payl
 		t.Fatal(err)
 	}
 	for k, v := range extra {
+		if v == nil {
+			if err := h.Remove(k); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 		if err := h.Set(k, v); err != nil {
 			t.Fatal(err)
 		}

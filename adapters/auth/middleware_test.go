@@ -243,7 +243,8 @@ func TestMiddlewareWithJWKSVerifier(t *testing.T) {
 			t.Fatalf("status = %d, want %d", rec.Code, tc.wantStatus)
 		}
 	}
-	if got.Subject != testSubject || !got.HasScope("memory:read") || !got.HasScope("docs:read") {
+	// Scopes come from "scope" alone: the scp claim adds nothing.
+	if got.Subject != testSubject || got.HasScope("memory:read") || !got.HasScope("docs:read") {
 		t.Fatalf("principal = %+v", got)
 	}
 	if len(reasons) != 1 || reasons[0] != "wrong_audience" {

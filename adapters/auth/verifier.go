@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"crypto"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -85,15 +86,35 @@ type Config struct {
 	// AcceptableSkew is the clock skew allowed on exp, nbf and iat (at most
 	// MaxAcceptableSkew).
 	AcceptableSkew time.Duration
+
+	// ScopeClaim names the one claim scopes are read from: ScopeClaimScope
+	// (the default) or ScopeClaimSCP. The other claim is ignored, so two
+	// claims can never add up to more than either grants.
+	ScopeClaim string
+	// RequireAccessTokenType accepts only tokens whose typ header says
+	// at+jwt (RFC 9068 section 2.1); without it typ may also be absent or
+	// JWT.
+	RequireAccessTokenType bool
 }
+
+// Scope claims a Config may name.
+const (
+	// ScopeClaimScope is RFC 9068's "scope": one space-delimited string.
+	ScopeClaimScope = "scope"
+	// ScopeClaimSCP is "scp", used by some IdPs: a space-delimited string
+	// or an array of strings.
+	ScopeClaimSCP = "scp"
+)
 
 // Verifier verifies bearer JWTs for one issuer and audience. It is safe for
 // concurrent use.
 type Verifier struct {
-	issuer   string
-	audience string
-	skew     time.Duration
-	clock    func() time.Time
+	issuer     string
+	audience   string
+	skew       time.Duration
+	clock      func() time.Time
+	scopeClaim string
+	requireAT  bool
 
 	static *verificationKey // set for a static key
 	jwks   *jwksCache       // set for a JWKS
@@ -118,10 +139,19 @@ func NewVerifier(ctx context.Context, cfg Config) (*Verifier, error) {
 		return nil, errors.New("auth: exactly one key source is required: JWKSURI or PublicKeyPEM")
 	}
 	v := &Verifier{
-		issuer:   cfg.Issuer,
-		audience: cfg.Audience,
-		skew:     orDefault(cfg.AcceptableSkew, DefaultAcceptableSkew),
-		clock:    cfg.Clock,
+		issuer:     cfg.Issuer,
+		audience:   cfg.Audience,
+		skew:       orDefault(cfg.AcceptableSkew, DefaultAcceptableSkew),
+		clock:      cfg.Clock,
+		scopeClaim: cfg.ScopeClaim,
+		requireAT:  cfg.RequireAccessTokenType,
+	}
+	switch v.scopeClaim {
+	case "":
+		v.scopeClaim = ScopeClaimScope
+	case ScopeClaimScope, ScopeClaimSCP:
+	default:
+		return nil, errors.New(`auth: ScopeClaim must be "scope" or "scp"`)
 	}
 	if v.clock == nil {
 		v.clock = time.Now
@@ -261,6 +291,10 @@ func (v *Verifier) Verify(ctx context.Context, token string) (ports.Principal, e
 	if len(hdr.Critical()) > 0 || strings.EqualFold(hdr.ContentType(), "JWT") || len(sig.Signature()) == 0 {
 		return ports.Principal{}, ErrMalformedToken
 	}
+	if _, present := hdr.Get(jws.TypeKey); present && !v.typeAccepted(hdr.Type()) ||
+		!present && v.requireAT {
+		return ports.Principal{}, ErrTokenType
+	}
 
 	candidates, err := v.keysFor(ctx, hdr.KeyID())
 	if err != nil {
@@ -300,6 +334,9 @@ func (v *Verifier) principal(payload []byte) (ports.Principal, error) {
 	if len(payload) == 0 || payload[0] != '{' {
 		return ports.Principal{}, ErrMalformedClaims
 	}
+	if !numericDates(payload) {
+		return ports.Principal{}, ErrMalformedClaims
+	}
 	tok, err := jwt.ParseInsecure(payload) // the signature was verified above
 	if err != nil {
 		return ports.Principal{}, ErrMalformedClaims
@@ -324,7 +361,7 @@ func (v *Verifier) principal(payload []byte) (ports.Principal, error) {
 	if !validSubject(sub) {
 		return ports.Principal{}, ErrMissingSubject
 	}
-	scopes, err := scopesOf(tok)
+	scopes, err := scopesOf(tok, v.scopeClaim)
 	if err != nil {
 		return ports.Principal{}, err
 	}
@@ -386,43 +423,76 @@ func validSubject(sub string) bool {
 	return true
 }
 
-// scopesOf collects scopes from "scope" (a space-delimited string, RFC
-// 9068) and "scp" (an array of strings, or a space-delimited string).
-// Another shape is malformed; an entry that is not an RFC 6749 scope-token
-// is dropped, which can only narrow what the caller may do.
-func scopesOf(tok jwt.Token) ([]string, error) {
+// typeAccepted reports whether a typ header value names a JWT access
+// token: at+jwt (RFC 9068), or JWT unless the access-token type is
+// required. typ is a media type (RFC 7515 section 4.1.9), so it compares
+// case-insensitively and "application/" may be spelled out; parameters or
+// any other type (JWE, a JOSE serialization, a logout token) are refused.
+func (v *Verifier) typeAccepted(typ string) bool {
+	t := strings.ToLower(typ)
+	t = strings.TrimPrefix(t, "application/")
+	switch t {
+	case "at+jwt":
+		return true
+	case "jwt":
+		return !v.requireAT
+	}
+	return false
+}
+
+// numericDates reports whether exp, nbf and iat, where present, are JSON
+// numbers, as NumericDate requires (RFC 7519 section 2); jwx would also
+// read a numeric string such as "9999999999" as a date.
+func numericDates(payload []byte) bool {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(payload, &top) != nil {
+		return false
+	}
+	for _, name := range []string{jwt.ExpirationKey, jwt.NotBeforeKey, jwt.IssuedAtKey} {
+		raw, ok := top[name]
+		if !ok {
+			continue
+		}
+		if len(raw) == 0 || !(raw[0] == '-' || '0' <= raw[0] && raw[0] <= '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// scopesOf reads scopes from the one configured claim: "scope" must be a
+// space-delimited string (RFC 9068); "scp" may be that or an array of
+// strings. Another shape is malformed; an entry that is not an RFC 6749
+// scope-token is dropped, which can only narrow what the caller may do.
+func scopesOf(tok jwt.Token, claim string) ([]string, error) {
+	raw, ok := tok.Get(claim)
+	if !ok {
+		return nil, nil
+	}
 	var out []string
 	add := func(s string) {
+		if isScopeToken(s) {
+			out = append(out, s)
+		}
+	}
+	switch s := raw.(type) {
+	case string:
 		for _, f := range strings.Split(s, " ") {
-			if isScopeToken(f) {
-				out = append(out, f)
-			}
+			add(f)
 		}
-	}
-	if raw, ok := tok.Get("scope"); ok {
-		s, isString := raw.(string)
-		if !isString {
+	case []any:
+		if claim != ScopeClaimSCP {
 			return nil, ErrMalformedClaims
 		}
-		add(s)
-	}
-	if raw, ok := tok.Get("scp"); ok {
-		switch s := raw.(type) {
-		case string:
-			add(s)
-		case []any:
-			for _, e := range s {
-				str, isString := e.(string)
-				if !isString {
-					return nil, ErrMalformedClaims
-				}
-				if isScopeToken(str) {
-					out = append(out, str)
-				}
+		for _, e := range s {
+			str, isString := e.(string)
+			if !isString {
+				return nil, ErrMalformedClaims
 			}
-		default:
-			return nil, ErrMalformedClaims
+			add(str)
 		}
+	default:
+		return nil, ErrMalformedClaims
 	}
 	return out, nil
 }

@@ -13,12 +13,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
+	"github.com/lestrrat-go/jwx/v2/jws"
 
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -213,11 +215,8 @@ func TestVerifyRefusals(t *testing.T) {
 		{"scope is an array", func(t *testing.T) string {
 			return sign(t, jwa.RS256, rsa1, "rsa1", with(map[string]any{"scope": []string{"docs:read"}}))
 		}, ErrMalformedClaims},
-		{"scp holds a number", func(t *testing.T) string {
-			return sign(t, jwa.RS256, rsa1, "rsa1", with(map[string]any{"scp": []any{"docs:read", 7}}))
-		}, ErrMalformedClaims},
-		{"scp is an object", func(t *testing.T) string {
-			return sign(t, jwa.RS256, rsa1, "rsa1", with(map[string]any{"scp": map[string]any{"docs:read": true}}))
+		{"scope is a number", func(t *testing.T) string {
+			return sign(t, jwa.RS256, rsa1, "rsa1", with(map[string]any{"scope": 7}))
 		}, ErrMalformedClaims},
 	}
 	for _, tc := range tests {
@@ -271,14 +270,12 @@ func TestVerifyAccepts(t *testing.T) {
 		{"no nbf, no iat", jwa.RS256, rsaKey1(), "rsa1",
 			with(map[string]any{"nbf": nil, "iat": nil}), []string{"docs:read", "docs:write"}},
 		{"no scopes", jwa.RS256, rsaKey1(), "rsa1", with(map[string]any{"scope": nil}), nil},
-		{"scp array", jwa.RS256, rsaKey1(), "rsa1",
-			with(map[string]any{"scope": nil, "scp": []string{"memory:write", "docs:read"}}), []string{"docs:read", "memory:write"}},
-		{"scp string", jwa.RS256, rsaKey1(), "rsa1",
-			with(map[string]any{"scope": nil, "scp": "sql:query  docs:read"}), []string{"docs:read", "sql:query"}},
-		{"scope and scp merged and deduplicated", jwa.RS256, rsaKey1(), "rsa1",
-			with(map[string]any{"scope": "docs:read b", "scp": []string{"docs:read", "a"}}), []string{"a", "b", "docs:read"}},
+		{"scp is not read by default", jwa.RS256, rsaKey1(), "rsa1",
+			with(map[string]any{"scope": nil, "scp": []string{"memory:write", "docs:read"}}), nil},
+		{"duplicates collapse", jwa.RS256, rsaKey1(), "rsa1",
+			with(map[string]any{"scope": "docs:read b docs:read"}), []string{"b", "docs:read"}},
 		{"invalid scope tokens dropped", jwa.RS256, rsaKey1(), "rsa1",
-			with(map[string]any{"scope": "docs:read bad\"quote back\\slash caf\u00e9", "scp": []string{"", "x y", "ok"}}), []string{"docs:read", "ok"}},
+			with(map[string]any{"scope": "docs:read bad\"quote back\\slash caf\u00e9  ok"}), []string{"docs:read", "ok"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -486,6 +483,147 @@ func TestReasonOf(t *testing.T) {
 	for _, tc := range tests {
 		if got := ReasonOf(tc.err); got != tc.want {
 			t.Errorf("ReasonOf(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
+
+// TestScopesComeFromOneClaim: a token carrying both claims is read through
+// the configured one only; the other can never widen the grant.
+func TestScopesComeFromOneClaim(t *testing.T) {
+	ks := newKeyServer(t, standardSet(t))
+	clock := newClock()
+	byScope := newJWKSVerifier(t, ks, clock, nil)
+	bySCP := newJWKSVerifier(t, ks, clock, func(c *Config) { c.ScopeClaim = ScopeClaimSCP })
+
+	tests := []struct {
+		name     string
+		v        *Verifier
+		claims   map[string]any
+		want     []string
+		wantErr  error
+		excluded string
+	}{
+		{"scope wins by default", byScope,
+			with(map[string]any{"scope": "tools:read", "scp": "docs:write"}), []string{"tools:read"}, nil, "docs:write"},
+		{"scp array ignored by default", byScope,
+			with(map[string]any{"scope": "tools:read", "scp": []string{"docs:write"}}), []string{"tools:read"}, nil, "docs:write"},
+		{"malformed scp ignored by default", byScope,
+			with(map[string]any{"scope": "tools:read", "scp": map[string]any{"docs:write": true}}), []string{"tools:read"}, nil, "docs:write"},
+		{"scp chosen: scope ignored", bySCP,
+			with(map[string]any{"scope": "docs:write", "scp": "tools:read"}), []string{"tools:read"}, nil, "docs:write"},
+		{"scp chosen: array", bySCP,
+			with(map[string]any{"scope": "docs:write", "scp": []string{"memory:write", "docs:read"}}), []string{"docs:read", "memory:write"}, nil, "docs:write"},
+		{"scp chosen: string", bySCP,
+			with(map[string]any{"scope": nil, "scp": "sql:query  docs:read"}), []string{"docs:read", "sql:query"}, nil, ""},
+		{"scp chosen: only scope present", bySCP,
+			with(map[string]any{"scope": "docs:write"}), nil, nil, "docs:write"},
+		{"scp chosen: holds a number", bySCP,
+			with(map[string]any{"scp": []any{"docs:read", 7}}), nil, ErrMalformedClaims, ""},
+		{"scp chosen: an object", bySCP,
+			with(map[string]any{"scp": map[string]any{"docs:read": true}}), nil, ErrMalformedClaims, ""},
+		{"scope chosen: an array", byScope,
+			with(map[string]any{"scope": []string{"docs:read"}}), nil, ErrMalformedClaims, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := tc.v.Verify(t.Context(), sign(t, jwa.RS256, rsaKey1(), "rsa1", tc.claims))
+			if err != tc.wantErr {
+				t.Fatalf("Verify error = %v, want %v", err, tc.wantErr)
+			}
+			if err != nil {
+				return
+			}
+			if want := ports.NewPrincipal(testSubject, tc.want...); !slices.Equal(p.Scopes, want.Scopes) {
+				t.Fatalf("scopes = %q, want %q", p.Scopes, want.Scopes)
+			}
+			if tc.excluded != "" && p.HasScope(tc.excluded) {
+				t.Fatalf("the ignored claim granted %q", tc.excluded)
+			}
+		})
+	}
+	if _, err := NewVerifier(t.Context(), Config{Issuer: testIssuer, Audience: testAudience,
+		PublicKeyPEM: string(pkixPEM(t, rsaKey1().Public())), ScopeClaim: "roles"}); err == nil {
+		t.Fatal("a ScopeClaim other than scope or scp was accepted")
+	}
+}
+
+// TestTokenTypeHeader: typ may be absent, JWT or at+jwt (a media type:
+// case-insensitive, "application/" optional); anything else is refused,
+// and RequireAccessTokenType admits at+jwt alone.
+func TestTokenTypeHeader(t *testing.T) {
+	ks := newKeyServer(t, standardSet(t))
+	clock := newClock()
+	lenient := newJWKSVerifier(t, ks, clock, nil)
+	strict := newJWKSVerifier(t, ks, clock, func(c *Config) { c.RequireAccessTokenType = true })
+	payload, err := json.Marshal(claims())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		typ                 any // nil: no typ header
+		lenientOK, strictOK bool
+	}{
+		{nil, true, false},
+		{"JWT", true, false},
+		{"jwt", true, false},
+		{"application/jwt", true, false},
+		{"at+jwt", true, true},
+		{"AT+JWT", true, true},
+		{"application/at+jwt", true, true},
+		{"Application/At+JWT", true, true},
+		{"JWE", false, false},
+		{"JOSE", false, false},
+		{"JOSE+JSON", false, false},
+		{"secevent+jwt", false, false},
+		{"logout+jwt", false, false},
+		{"dpop+jwt", false, false},
+		{"at+jwt; charset=utf-8", false, false},
+		{" at+jwt", false, false},
+		{"", false, false},
+		{"text/at+jwt", false, false},
+		{"application/application/at+jwt", false, false},
+	}
+	for _, tc := range tests {
+		token := signRaw(t, jwa.RS256, rsaKey1(), "rsa1", payload, map[string]any{jws.TypeKey: tc.typ})
+		for _, side := range []struct {
+			name string
+			v    *Verifier
+			ok   bool
+		}{{"lenient", lenient, tc.lenientOK}, {"strict", strict, tc.strictOK}} {
+			_, err := side.v.Verify(t.Context(), token)
+			switch {
+			case side.ok && err != nil:
+				t.Errorf("%s: typ %q refused: %v", side.name, tc.typ, err)
+			case !side.ok && err != ErrTokenType:
+				t.Errorf("%s: typ %q: error %v, want %v", side.name, tc.typ, err, ErrTokenType)
+			}
+		}
+	}
+}
+
+// TestTimeClaimsMustBeNumbers: NumericDate is a JSON number; a numeric
+// string, a boolean or null in exp, nbf or iat is refused, however far in
+// the future the string points.
+func TestTimeClaimsMustBeNumbers(t *testing.T) {
+	ks := newKeyServer(t, standardSet(t))
+	v := newJWKSVerifier(t, ks, newClock(), nil)
+	far := strconv.FormatInt(epoch.Add(24*time.Hour).Unix(), 10)
+	now := strconv.FormatInt(epoch.Unix(), 10)
+	for _, claim := range []string{"exp", "nbf", "iat"} {
+		valid := map[string]string{"exp": far, "nbf": now, "iat": now}[claim]
+		for _, bad := range []any{"9999999999", valid, valid + ".0", " " + valid, true, nil, []any{valid}, map[string]any{}} {
+			c := claims()
+			c[claim] = bad
+			if _, err := v.Verify(t.Context(), sign(t, jwa.RS256, rsaKey1(), "rsa1", c)); err != ErrMalformedClaims {
+				t.Errorf("%s = %#v: error %v, want %v", claim, bad, err, ErrMalformedClaims)
+			}
+		}
+		// The same instant as a number is fine.
+		n, _ := strconv.ParseFloat(valid, 64)
+		c := claims()
+		c[claim] = n
+		if _, err := v.Verify(t.Context(), sign(t, jwa.RS256, rsaKey1(), "rsa1", c)); err != nil {
+			t.Errorf("%s = %v (a number): %v", claim, n, err)
 		}
 	}
 }

@@ -272,7 +272,12 @@ func (rt *Runtime) rateStore(clock ports.Clock) (ports.RateStore, error) {
 
 func (rt *Runtime) openVerifier(ctx context.Context) error {
 	s := rt.Settings
-	cfg := auth.Config{Issuer: s.Issuer(), Audience: s.Audience()}
+	cfg := auth.Config{
+		Issuer:                 s.Issuer(),
+		Audience:               s.Audience(),
+		ScopeClaim:             s.OAuthScopeClaim,
+		RequireAccessTokenType: s.OAuthRequireAtJWT,
+	}
 	if u := s.JWKSURI(); u != "" {
 		cfg.JWKSURI = u
 	} else {

@@ -33,6 +33,8 @@ type Settings struct {
 	OAuthJWKSURI       string
 	OAuthPublicKey     string
 	OAuthAuthkitDomain string
+	OAuthScopeClaim    string
+	OAuthRequireAtJWT  bool
 
 	AuthzPolicy string
 
@@ -193,7 +195,7 @@ type Settings struct {
 
 // Extensions are the variables this server adds to the seed's reference.
 // Each is documented in README's configuration notes.
-var Extensions = []string{"ARROWHEAD_DATA_DIR"}
+var Extensions = []string{"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT"}
 
 // DefaultToolLimitVar is the fallback ceiling for a tool without its own.
 const DefaultToolLimitVar = "ARROWHEAD_DEFAULT_TOOL_PER_MINUTE"

@@ -23,6 +23,10 @@ func (s *Settings) vars() []*Var {
 		text("ARROWHEAD_OAUTH_JWKS_URI", "", &s.OAuthJWKSURI, check(optional(httpURLWithQuery))),
 		text("ARROWHEAD_OAUTH_PUBLIC_KEY", "", &s.OAuthPublicKey),
 		text("ARROWHEAD_OAUTH_AUTHKIT_DOMAIN", "", &s.OAuthAuthkitDomain, check(optional(authkitDomain))),
+		// Extensions: the one claim scopes are read from, and whether the
+		// RFC 9068 typ at+jwt is required.
+		text("ARROWHEAD_OAUTH_SCOPE_CLAIM", "scope", &s.OAuthScopeClaim, oneOf("scope", "scp")),
+		boolean("ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "false", &s.OAuthRequireAtJWT),
 
 		// Per-resource authorization.
 		text("ARROWHEAD_AUTHZ_POLICY", "", &s.AuthzPolicy, check(optional(policyJSON))),
