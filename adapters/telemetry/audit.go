@@ -3,16 +3,11 @@ package telemetry
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"strconv"
-	"sync"
-	"syscall"
 	"time"
 
 	"github.com/uptrace/opentelemetry-go-extra/otelzap"
-	"go.opentelemetry.io/otel/log"
-	lognoop "go.opentelemetry.io/otel/log/noop"
 	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
@@ -64,28 +59,10 @@ type AuditSink struct {
 
 var _ ports.AuditSink = (*AuditSink)(nil)
 
-// AuditOption configures NewAuditSink.
-type AuditOption func(*auditOptions)
-
-type auditOptions struct {
-	provider log.LoggerProvider
-}
-
-// WithLoggerProvider also emits every audit record to an OpenTelemetry log
-// provider through otelzap, with the call's context so the log SDK can
-// correlate it with the span. Without this option nothing is bridged and
-// the JSON line is the only output.
-func WithLoggerProvider(p log.LoggerProvider) AuditOption {
-	return func(o *auditOptions) { o.provider = p }
-}
-
 // NewAuditSink returns a sink writing JSON lines to w. The caller chooses w:
 // stdout over HTTP, stderr over stdio (where stdout is the protocol).
-func NewAuditSink(w io.Writer, opts ...AuditOption) *AuditSink {
-	var o auditOptions
-	for _, opt := range opts {
-		opt(&o)
-	}
+func NewAuditSink(w io.Writer, opts ...LogOption) *AuditSink {
+	o := applyLogOptions(opts)
 	enc := encoderConfig()
 	// Record writes time, level and msg itself, in that order: the time is
 	// the record's (the call's start by the chain's clock), not the moment
@@ -93,19 +70,9 @@ func NewAuditSink(w io.Writer, opts ...AuditOption) *AuditSink {
 	enc.TimeKey, enc.LevelKey, enc.MessageKey = "", "", ""
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), lockedSyncer(w), zapcore.DebugLevel)
 
-	otelOpts := []otelzap.Option{
-		otelzap.WithCaller(false),
-		// The span's status belongs to the Tracer; an error-level audit
-		// line must not set it.
-		otelzap.WithErrorStatusLevel(zapcore.InvalidLevel),
-	}
-	if o.provider != nil {
-		otelOpts = append(otelOpts, otelzap.WithLoggerProvider(o.provider), otelzap.WithMinLevel(zapcore.InfoLevel))
-	} else {
-		otelOpts = append(otelOpts, otelzap.WithLoggerProvider(lognoop.NewLoggerProvider()), otelzap.WithMinLevel(zapcore.InvalidLevel))
-	}
-	// No sampling, caller or stack trace: every call gets exactly one line
-	// of fixed fields.
+	otelOpts := bridgeOptions(o.provider, zapcore.InfoLevel)
+	// No sampling or stack trace: every call gets exactly one line of fixed
+	// fields.
 	return &AuditSink{log: otelzap.New(zap.New(core), otelOpts...)}
 }
 
@@ -253,69 +220,4 @@ func isShape(v string) bool {
 		}
 	}
 	return true
-}
-
-// NewLogger returns the operator logger for start-up and shutdown messages:
-// JSON lines with time, level and msg, at level ("debug", "info", "warn",
-// "error"; "" means info). Like the audit sink it has no sampling; call
-// Sync on shutdown.
-func NewLogger(w io.Writer, level string) (*zap.Logger, error) {
-	lvl := zapcore.InfoLevel
-	if level != "" {
-		l, err := zapcore.ParseLevel(level)
-		if err != nil {
-			return nil, errors.New("telemetry: log level must be debug, info, warn or error")
-		}
-		lvl = l
-	}
-	core := zapcore.NewCore(zapcore.NewJSONEncoder(encoderConfig()), lockedSyncer(w), lvl)
-	return zap.New(core), nil
-}
-
-// encoderConfig is the JSON layout shared by audit and operator lines.
-func encoderConfig() zapcore.EncoderConfig {
-	return zapcore.EncoderConfig{
-		TimeKey:        FieldTime,
-		LevelKey:       FieldLevel,
-		MessageKey:     FieldMsg,
-		LineEnding:     zapcore.DefaultLineEnding,
-		EncodeLevel:    zapcore.LowercaseLevelEncoder,
-		EncodeTime:     rfc3339NanoUTC,
-		EncodeDuration: zapcore.SecondsDurationEncoder,
-	}
-}
-
-func rfc3339NanoUTC(t time.Time, enc zapcore.PrimitiveArrayEncoder) {
-	enc.AppendString(t.UTC().Format(time.RFC3339Nano))
-}
-
-// lockedSyncer serializes writes to w and makes Sync tolerate files that
-// cannot be synced (a terminal or pipe on stdout/stderr reports EINVAL or
-// ENOTTY, which is not a lost line).
-func lockedSyncer(w io.Writer) zapcore.WriteSyncer {
-	return &syncer{w: w}
-}
-
-type syncer struct {
-	mu sync.Mutex
-	w  io.Writer
-}
-
-func (s *syncer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
-}
-
-func (s *syncer) Sync() error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f, ok := s.w.(interface{ Sync() error })
-	if !ok {
-		return nil
-	}
-	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) && !errors.Is(err, syscall.ENOTTY) && !errors.Is(err, syscall.ENOTSUP) {
-		return err
-	}
-	return nil
 }

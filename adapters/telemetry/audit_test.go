@@ -19,7 +19,6 @@ import (
 	"go.opentelemetry.io/otel/log/global"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -441,37 +440,5 @@ func TestSync(t *testing.T) {
 	// A writer that cannot sync is fine.
 	if err := NewAuditSink(&bytes.Buffer{}).Sync(); err != nil {
 		t.Errorf("Sync on a buffer = %v", err)
-	}
-}
-
-func TestNewLogger(t *testing.T) {
-	var buf bytes.Buffer
-	logger, err := NewLogger(&buf, "warn")
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger.Info("starting")
-	logger.Warn("listening on loopback only")
-	got := lines(t, buf.Bytes())
-	if len(got) != 1 {
-		t.Fatalf("got %d lines, want only the warning: %s", len(got), buf.Bytes())
-	}
-	l := got[0]
-	if l[FieldLevel] != "warn" || l[FieldMsg] != "listening on loopback only" {
-		t.Errorf("line = %v", l)
-	}
-	ts, _ := l[FieldTime].(string)
-	if _, err := time.Parse(time.RFC3339Nano, ts); err != nil || !strings.HasSuffix(ts, "Z") {
-		t.Errorf("time = %q (%v), want RFC 3339 UTC", ts, err)
-	}
-	if _, has := l["caller"]; has {
-		t.Errorf("line carries a caller: %v", l)
-	}
-
-	if _, err := NewLogger(&buf, "loud"); err == nil {
-		t.Error("NewLogger accepted level \"loud\"")
-	}
-	if lg, err := NewLogger(&buf, ""); err != nil || !lg.Core().Enabled(zapcore.InfoLevel) || lg.Core().Enabled(zapcore.DebugLevel) {
-		t.Errorf("empty level should mean info: %v", err)
 	}
 }

@@ -2,95 +2,28 @@ package telemetry
 
 import (
 	"bytes"
-	"compress/gzip"
 	"encoding/hex"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
-	colmetricpb "go.opentelemetry.io/proto/otlp/collector/metrics/v1"
-	coltracepb "go.opentelemetry.io/proto/otlp/collector/trace/v1"
-	commonpb "go.opentelemetry.io/proto/otlp/common/v1"
+	"go.opentelemetry.io/otel/trace"
+	logpb "go.opentelemetry.io/proto/otlp/logs/v1"
 	tracepb "go.opentelemetry.io/proto/otlp/trace/v1"
-	"google.golang.org/protobuf/proto"
+	"go.uber.org/zap"
+
+	"github.com/arrowhead-go/arrowhead/adapters/telemetry/telemetrytest"
 )
 
-// collector is an in-process OTLP/HTTP receiver that keeps every request.
-type collector struct {
-	mu       sync.Mutex
-	requests []received
-}
-
-type received struct {
-	path    string
-	header  http.Header
-	body    []byte
-	traces  *coltracepb.ExportTraceServiceRequest
-	metrics *colmetricpb.ExportMetricsServiceRequest
-}
-
-func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	var body io.Reader = r.Body
-	if r.Header.Get("Content-Encoding") == "gzip" {
-		zr, err := gzip.NewReader(r.Body)
-		if err != nil {
-			http.Error(w, "bad gzip", http.StatusBadRequest)
-			return
-		}
-		body = zr
-	}
-	raw, err := io.ReadAll(body)
-	if err != nil {
-		http.Error(w, "bad body", http.StatusBadRequest)
-		return
-	}
-	rec := received{path: r.URL.Path, header: r.Header.Clone(), body: raw}
-	var resp proto.Message
-	switch {
-	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, TracesPath):
-		rec.traces = &coltracepb.ExportTraceServiceRequest{}
-		err = proto.Unmarshal(raw, rec.traces)
-		resp = &coltracepb.ExportTraceServiceResponse{}
-	case r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, MetricsPath):
-		rec.metrics = &colmetricpb.ExportMetricsServiceRequest{}
-		err = proto.Unmarshal(raw, rec.metrics)
-		resp = &colmetricpb.ExportMetricsServiceResponse{}
-	}
-	c.mu.Lock()
-	c.requests = append(c.requests, rec)
-	c.mu.Unlock()
-	if resp == nil || err != nil {
-		http.Error(w, "unexpected request", http.StatusBadRequest)
-		return
-	}
-	out, _ := proto.Marshal(resp)
-	w.Header().Set("Content-Type", "application/x-protobuf")
-	_, _ = w.Write(out)
-}
-
-func (c *collector) all() []received {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return slices.Clone(c.requests)
-}
-
-func attrMap(kvs []*commonpb.KeyValue) map[string]string {
-	m := map[string]string{}
-	for _, kv := range kvs {
-		m[kv.GetKey()] = kv.GetValue().GetStringValue()
-	}
-	return m
-}
+var attrMap = telemetrytest.AttrMap
 
 // TestOTLPExportEndToEnd runs the probe calls through the guard chain with
-// export on, against an in-process collector mounted under a path prefix,
-// and checks what arrives after Shutdown.
+// export on, the audit sink and an operator logger bridged to the exported
+// log provider, against an in-process collector mounted under a path
+// prefix, and checks what arrives after Shutdown.
 func TestOTLPExportEndToEnd(t *testing.T) {
-	col := &collector{}
+	col := &telemetrytest.Collector{}
 	srv := httptest.NewServer(col)
 	t.Cleanup(srv.Close)
 
@@ -107,12 +40,21 @@ func TestOTLPExportEndToEnd(t *testing.T) {
 	if !tel.Enabled() {
 		t.Fatal("export not enabled with an endpoint")
 	}
-	var audit syncBuffer
-	app := newProbeApp(t, NewAuditSink(&audit), tel.Tracer(), tel.Metrics())
+	var audit, operator syncBuffer
+	app := newProbeApp(t, NewAuditSink(&audit, WithLoggerProvider(tel.LoggerProvider())), tel.Tracer(), tel.Metrics())
+	logger, err := NewLogger(&operator, "info", WithLoggerProvider(tel.LoggerProvider()))
+	if err != nil {
+		t.Fatal(err)
+	}
 	calls := probeCalls()
 	for _, c := range calls {
 		c.run(ctx, app, traceOpt())
 	}
+	// An operator line inside a span, and one outside any.
+	spanCtx, span := tel.tp.Tracer(InstrumentationName, trace.WithInstrumentationVersion("1.2.3")).Start(ctx, "operator")
+	logger.InfoContext(spanCtx, "draining", zap.String("reason", "signal"))
+	span.End()
+	logger.Info("drained")
 	if err := tel.Shutdown(ctx); err != nil {
 		t.Fatalf("Shutdown = %v", err)
 	}
@@ -120,26 +62,34 @@ func TestOTLPExportEndToEnd(t *testing.T) {
 		t.Fatalf("second Shutdown = %v", err)
 	}
 
-	reqs := col.all()
+	reqs := col.Requests()
 	var spans []*tracepb.Span
-	var sawTraces, sawMetrics bool
+	var sawTraces, sawMetrics, sawLogs bool
 	var calls64, durations uint64
 	for _, r := range reqs {
-		if r.path != "/otlp"+TracesPath && r.path != "/otlp"+MetricsPath {
-			t.Errorf("export posted to %q", r.path)
+		if r.Path != "/otlp"+TracesPath && r.Path != "/otlp"+MetricsPath && r.Path != "/otlp"+LogsPath {
+			t.Errorf("export posted to %q", r.Path)
 		}
-		if got := r.header.Get("x-api-key"); got != "key one" {
+		if got := r.Header.Get("x-api-key"); got != "key one" {
 			t.Errorf("x-api-key = %q", got)
 		}
-		if got := r.header.Get("x-tenant"); got != "t1" {
+		if got := r.Header.Get("x-tenant"); got != "t1" {
 			t.Errorf("x-tenant = %q", got)
 		}
-		if bytes.Contains(r.body, []byte(canary)) || bytes.Contains(r.body, []byte("CANARY")) {
-			t.Errorf("the canary reached the collector on %s", r.path)
+		if bytes.Contains(r.Body, []byte(canary)) || bytes.Contains(r.Body, []byte("CANARY")) {
+			t.Errorf("the canary reached the collector on %s", r.Path)
 		}
-		if r.traces != nil {
+		if r.Logs != nil {
+			sawLogs = true
+			for _, rl := range r.Logs.GetResourceLogs() {
+				if res := attrMap(rl.GetResource().GetAttributes()); res["service.name"] != "arrowhead-e2e" {
+					t.Errorf("log resource = %v", res)
+				}
+			}
+		}
+		if r.Traces != nil {
 			sawTraces = true
-			for _, rs := range r.traces.GetResourceSpans() {
+			for _, rs := range r.Traces.GetResourceSpans() {
 				res := attrMap(rs.GetResource().GetAttributes())
 				if res["service.name"] != "arrowhead-e2e" || res["service.version"] != "1.2.3" {
 					t.Errorf("resource = %v", res)
@@ -152,9 +102,9 @@ func TestOTLPExportEndToEnd(t *testing.T) {
 				}
 			}
 		}
-		if r.metrics != nil {
+		if r.Metrics != nil {
 			sawMetrics = true
-			for _, rm := range r.metrics.GetResourceMetrics() {
+			for _, rm := range r.Metrics.GetResourceMetrics() {
 				for _, sm := range rm.GetScopeMetrics() {
 					for _, m := range sm.GetMetrics() {
 						switch m.GetName() {
@@ -180,14 +130,16 @@ func TestOTLPExportEndToEnd(t *testing.T) {
 			}
 		}
 	}
-	if !sawTraces || !sawMetrics {
-		t.Fatalf("collector saw traces=%v metrics=%v in %d requests", sawTraces, sawMetrics, len(reqs))
+	if !sawTraces || !sawMetrics || !sawLogs {
+		t.Fatalf("collector saw traces=%v metrics=%v logs=%v in %d requests", sawTraces, sawMetrics, sawLogs, len(reqs))
 	}
 	if calls64 != uint64(len(calls)) || durations != uint64(len(calls)) {
 		t.Errorf("metrics counted %d calls and %d durations, want %d", calls64, durations, len(calls))
 	}
 
-	// One server span per call, each a child of the caller's span.
+	// One server span per call, each a child of the caller's span, and the
+	// operator's span.
+	spans = slices.DeleteFunc(spans, func(s *tracepb.Span) bool { return s.GetName() == "operator" })
 	if len(spans) != len(calls) {
 		t.Fatalf("collector got %d spans for %d calls", len(spans), len(calls))
 	}
@@ -240,6 +192,58 @@ func TestOTLPExportEndToEnd(t *testing.T) {
 		if s.GetStatus().GetCode() != wantCode {
 			t.Errorf("%s: span status = %v, want %v", c.name, s.GetStatus().GetCode(), wantCode)
 		}
+	}
+
+	checkExportedLogs(t, col.LogRecords(), calls, byID, span.SpanContext())
+}
+
+// checkExportedLogs checks the exported log records: one audit record per
+// call, in the caller's trace and naming the call's span, then the operator
+// lines, the one logged inside a span carrying its ids.
+func checkExportedLogs(t *testing.T, records []*logpb.LogRecord, calls []probeCall, spans map[string]*tracepb.Span, operatorSpan trace.SpanContext) {
+	t.Helper()
+	var audits, operator []*logpb.LogRecord
+	for _, r := range records {
+		if r.GetBody().GetStringValue() == AuditMessage {
+			audits = append(audits, r)
+		} else {
+			operator = append(operator, r)
+		}
+	}
+	if len(audits) != len(calls) {
+		t.Fatalf("exported %d audit records for %d calls", len(audits), len(calls))
+	}
+	for i, r := range audits {
+		attrs := attrMap(r.GetAttributes())
+		if hex.EncodeToString(r.GetTraceId()) != callerTraceID || attrs[FieldTraceID] != callerTraceID {
+			t.Errorf("%s: audit record trace id = %x, attribute %q", calls[i].name, r.GetTraceId(), attrs[FieldTraceID])
+		}
+		if s := spans[hex.EncodeToString(r.GetSpanId())]; s == nil || s.GetName() != string(calls[i].kind)+" "+calls[i].comp {
+			t.Errorf("%s: audit record span id %x names no span of the call", calls[i].name, r.GetSpanId())
+		}
+		if attrs[FieldName] != calls[i].comp || attrs[FieldStatus] != calls[i].status {
+			t.Errorf("%s: audit record attributes = %v", calls[i].name, attrs)
+		}
+		wantSeverity := logpb.SeverityNumber_SEVERITY_NUMBER_INFO
+		if calls[i].status == "error" {
+			wantSeverity = logpb.SeverityNumber_SEVERITY_NUMBER_ERROR
+		}
+		if r.GetSeverityNumber() != wantSeverity {
+			t.Errorf("%s: audit record severity = %v", calls[i].name, r.GetSeverityNumber())
+		}
+	}
+	if len(operator) != 2 {
+		t.Fatalf("exported %d operator records, want 2", len(operator))
+	}
+	in, out := operator[0], operator[1]
+	if in.GetBody().GetStringValue() != "draining" || attrMap(in.GetAttributes())["reason"] != "signal" {
+		t.Errorf("operator record = %v", in)
+	}
+	if hex.EncodeToString(in.GetTraceId()) != operatorSpan.TraceID().String() || hex.EncodeToString(in.GetSpanId()) != operatorSpan.SpanID().String() {
+		t.Errorf("operator record ids = %x/%x, want the span's %s/%s", in.GetTraceId(), in.GetSpanId(), operatorSpan.TraceID(), operatorSpan.SpanID())
+	}
+	if out.GetBody().GetStringValue() != "drained" || len(out.GetTraceId()) != 0 || len(out.GetSpanId()) != 0 {
+		t.Errorf("operator record outside a span = %v", out)
 	}
 }
 

@@ -1,6 +1,7 @@
 // Package telemetry is Arrowhead's observability adapter: the audit sink
-// (one JSON line per guarded call, on zap and otelzap), an operator logger,
-// and the OpenTelemetry tracer and call metrics exported over OTLP/HTTP.
+// (one JSON line per guarded call, on zap and otelzap), the operator logger,
+// and the OpenTelemetry tracer, call metrics and log records exported over
+// OTLP/HTTP.
 //
 // # Trace ids when export is off
 //
@@ -34,9 +35,12 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/exporters/otlp/otlplog/otlploghttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetrichttp"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
+	"go.opentelemetry.io/otel/log"
 	"go.opentelemetry.io/otel/metric"
+	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -59,6 +63,7 @@ const InstrumentationName = "github.com/arrowhead-go/arrowhead/adapters/telemetr
 const (
 	TracesPath  = "/v1/traces"
 	MetricsPath = "/v1/metrics"
+	LogsPath    = "/v1/logs"
 )
 
 // Errors returned by Setup. Their text never repeats the configured
@@ -68,15 +73,16 @@ var (
 	ErrInvalidHeaders  = errors.New("telemetry: the OTLP headers must be comma-separated key=value pairs")
 )
 
-// Config selects where telemetry goes. The zero value turns tracing and
-// metrics off.
+// Config selects where telemetry goes. The zero value turns tracing, metrics
+// and log export off.
 type Config struct {
 	// ServiceName is the resource's service.name; DefaultServiceName when
 	// empty.
 	ServiceName string
 	// OTLPEndpoint is the collector's OTLP/HTTP base URL, for example
-	// http://collector:4318. TracesPath and MetricsPath are appended to its
-	// path. Empty means no export: tracing and metrics are no-ops.
+	// http://collector:4318. TracesPath, MetricsPath and LogsPath are
+	// appended to its path. Empty means no export: tracing and metrics are
+	// no-ops and LoggerProvider is nil.
 	OTLPEndpoint string
 	// OTLPHeaders are comma-separated key=value pairs sent with every
 	// export (a collector API key, say). Keys and values are trimmed and
@@ -86,24 +92,27 @@ type Config struct {
 	Version string
 }
 
-// Telemetry holds the tracer and metrics handed to the core and the
-// providers behind them. It is safe for concurrent use.
+// Telemetry holds the tracer and metrics handed to the core, the log
+// provider the audit and operator logs bridge to, and the providers behind
+// them. It is safe for concurrent use.
 type Telemetry struct {
 	tracer  ports.Tracer
 	metrics ports.Metrics
 
-	// tp and mp are nil when export is off.
+	// tp, mp and lp are nil when export is off.
 	tp *sdktrace.TracerProvider
 	mp *sdkmetric.MeterProvider
+	lp *sdklog.LoggerProvider
 
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
 
-// Setup builds the tracer and metrics for cfg. With an empty endpoint it
-// returns no-op implementations and starts nothing. With an endpoint it
-// starts OTLP/HTTP trace and metric exporters, a batch span processor and a
-// periodic metric reader; call Shutdown to flush and stop them.
+// Setup builds the tracer, metrics and log provider for cfg. With an empty
+// endpoint it returns no-op implementations and starts nothing. With an
+// endpoint it starts OTLP/HTTP trace, metric and log exporters, a batch span
+// processor, a periodic metric reader and a batch log processor; call
+// Shutdown to flush and stop them.
 //
 // Settings not covered by Config (timeouts, compression, TLS roots) follow
 // the standard OTEL_EXPORTER_OTLP_* variables; the endpoint and headers are
@@ -113,7 +122,7 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	if endpoint == "" {
 		return &Telemetry{tracer: noopTracer{}, metrics: noopMetrics{}}, nil
 	}
-	tracesURL, metricsURL, err := signalURLs(endpoint)
+	urls, err := signalURLs(endpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -127,20 +136,27 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	}
 
 	texp, err := otlptracehttp.New(ctx,
-		otlptracehttp.WithEndpointURL(tracesURL),
+		otlptracehttp.WithEndpointURL(urls.traces),
 		otlptracehttp.WithHeaders(headers),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: creating the trace exporter: %w", err)
 	}
 	mexp, err := otlpmetrichttp.New(ctx,
-		otlpmetrichttp.WithEndpointURL(metricsURL),
+		otlpmetrichttp.WithEndpointURL(urls.metrics),
 		otlpmetrichttp.WithHeaders(headers),
 	)
 	if err != nil {
 		// The trace exporter holds no goroutine until a provider uses it,
 		// but shut it down so nothing lingers.
 		return nil, errors.Join(fmt.Errorf("telemetry: creating the metric exporter: %w", err), texp.Shutdown(ctx))
+	}
+	lexp, err := otlploghttp.New(ctx,
+		otlploghttp.WithEndpointURL(urls.logs),
+		otlploghttp.WithHeaders(headers),
+	)
+	if err != nil {
+		return nil, errors.Join(fmt.Errorf("telemetry: creating the log exporter: %w", err), texp.Shutdown(ctx), mexp.Shutdown(ctx))
 	}
 
 	// The default sampler (parent-based, always sampling a root) honours the
@@ -154,15 +170,22 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)),
 		sdkmetric.WithResource(res),
 	)
+	// Audit and operator lines are bridged by otelzap with the call's
+	// context; the SDK copies the span's trace and span ids onto each record.
+	lp := sdklog.NewLoggerProvider(
+		sdklog.WithProcessor(sdklog.NewBatchProcessor(lexp)),
+		sdklog.WithResource(res),
+	)
 	m, err := newOTelMetrics(mp.Meter(InstrumentationName, metric.WithInstrumentationVersion(cfg.Version)))
 	if err != nil {
-		return nil, errors.Join(err, tp.Shutdown(ctx), mp.Shutdown(ctx))
+		return nil, errors.Join(err, tp.Shutdown(ctx), mp.Shutdown(ctx), lp.Shutdown(ctx))
 	}
 	return &Telemetry{
 		tracer:  otelTracer{tracer: tp.Tracer(InstrumentationName, trace.WithInstrumentationVersion(cfg.Version))},
 		metrics: m,
 		tp:      tp,
 		mp:      mp,
+		lp:      lp,
 	}, nil
 }
 
@@ -172,16 +195,25 @@ func (t *Telemetry) Tracer() ports.Tracer { return t.tracer }
 // Metrics returns the call metrics for core.Deps.
 func (t *Telemetry) Metrics() ports.Metrics { return t.metrics }
 
-// Enabled reports whether spans and metrics are exported.
+// LoggerProvider returns the provider exporting log records over OTLP, for
+// WithLoggerProvider; nil when export is off.
+func (t *Telemetry) LoggerProvider() log.LoggerProvider {
+	if t.lp == nil {
+		return nil
+	}
+	return t.lp
+}
+
+// Enabled reports whether spans, metrics and log records are exported.
 func (t *Telemetry) Enabled() bool { return t.tp != nil }
 
-// ForceFlush exports every finished span and the current metrics now. It
-// is a no-op when export is off.
+// ForceFlush exports every finished span and log record and the current
+// metrics now. It is a no-op when export is off.
 func (t *Telemetry) ForceFlush(ctx context.Context) error {
 	if t.tp == nil {
 		return nil
 	}
-	return errors.Join(t.tp.ForceFlush(ctx), t.mp.ForceFlush(ctx))
+	return errors.Join(t.tp.ForceFlush(ctx), t.mp.ForceFlush(ctx), t.lp.ForceFlush(ctx))
 }
 
 // Shutdown flushes and stops the exporters. It honours ctx's deadline (a
@@ -192,7 +224,7 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	t.shutdownOnce.Do(func() {
-		t.shutdownErr = errors.Join(t.tp.Shutdown(ctx), t.mp.Shutdown(ctx))
+		t.shutdownErr = errors.Join(t.tp.Shutdown(ctx), t.mp.Shutdown(ctx), t.lp.Shutdown(ctx))
 	})
 	return t.shutdownErr
 }
@@ -215,25 +247,27 @@ func newResource(cfg Config) (*resource.Resource, error) {
 	return res, nil
 }
 
+// otlpURLs are the full signal URLs under one OTLP/HTTP base endpoint.
+type otlpURLs struct{ traces, metrics, logs string }
+
 // signalURLs joins the signal paths onto the base endpoint. The exporters'
 // WithEndpointURL takes a full signal URL and posts to "/" when given a bare
 // base URL, so the join is done here.
-func signalURLs(endpoint string) (traces, metrics string, err error) {
+func signalURLs(endpoint string) (otlpURLs, error) {
 	u, err := url.Parse(endpoint)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
-		return "", "", ErrInvalidEndpoint
+		return otlpURLs{}, ErrInvalidEndpoint
 	}
 	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.Opaque != "" {
-		return "", "", ErrInvalidEndpoint
+		return otlpURLs{}, ErrInvalidEndpoint
 	}
 	if p := u.Port(); p != "" {
 		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
-			return "", "", ErrInvalidEndpoint
+			return otlpURLs{}, ErrInvalidEndpoint
 		}
 	}
-	base := strings.TrimRight(u.EscapedPath(), "/")
-	origin := u.Scheme + "://" + u.Host
-	return origin + base + TracesPath, origin + base + MetricsPath, nil
+	base := u.Scheme + "://" + u.Host + strings.TrimRight(u.EscapedPath(), "/")
+	return otlpURLs{traces: base + TracesPath, metrics: base + MetricsPath, logs: base + LogsPath}, nil
 }
 
 // parseHeaders reads comma-separated key=value pairs. Empty items are

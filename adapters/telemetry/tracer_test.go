@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"context"
+	"strings"
 	"testing"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -183,15 +184,16 @@ func TestSignalURLs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.endpoint, func(t *testing.T) {
-			traces, metrics, err := signalURLs(tc.endpoint)
+			urls, err := signalURLs(tc.endpoint)
 			if tc.wantInvalid {
 				if err != ErrInvalidEndpoint {
 					t.Fatalf("err = %v, want ErrInvalidEndpoint", err)
 				}
 				return
 			}
-			if err != nil || traces != tc.traces || metrics != tc.metrics {
-				t.Fatalf("= %q, %q, %v; want %q, %q", traces, metrics, err, tc.traces, tc.metrics)
+			logs := strings.TrimSuffix(tc.traces, TracesPath) + LogsPath
+			if err != nil || urls.traces != tc.traces || urls.metrics != tc.metrics || urls.logs != logs {
+				t.Fatalf("= %+v, %v; want %q, %q, %q", urls, err, tc.traces, tc.metrics, logs)
 			}
 		})
 	}

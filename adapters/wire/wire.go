@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 
 	"go.opentelemetry.io/otel"
-	"go.uber.org/zap"
 
 	"github.com/arrowhead-go/arrowhead/adapters/auth"
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
@@ -71,7 +70,7 @@ type Runtime struct {
 	// refusals made before the chain (401, host, body size).
 	Audit ports.AuditSink
 	// Logger is the operator log.
-	Logger *zap.Logger
+	Logger *telemetry.Logger
 	// Verifier checks bearer tokens; nil when auth is off.
 	Verifier *auth.Verifier
 	// Health lists every configured dependency for /ready.
@@ -99,15 +98,6 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (rt *Runtime, e
 	if logW == nil {
 		logW = io.Discard
 	}
-	if rt.Logger, err = telemetry.NewLogger(logW, "info"); err != nil {
-		return nil, fmt.Errorf("starting the operator log: %w", err)
-	}
-	logger := rt.Logger
-	rt.closers = append(rt.closers, func(context.Context) error { _ = logger.Sync(); return nil })
-	sink := telemetry.NewAuditSink(auditW)
-	rt.Audit = sink
-	rt.closers = append(rt.closers, func(context.Context) error { return sink.Sync() })
-
 	tel, err := telemetry.Setup(ctx, telemetry.Config{
 		ServiceName:  s.OTelServiceName,
 		OTLPEndpoint: s.OTelExporterOTLPEndpoint,
@@ -120,12 +110,29 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (rt *Runtime, e
 		}
 		return nil, fmt.Errorf("ARROWHEAD_OTEL_EXPORTER_OTLP_ENDPOINT: %w", err)
 	}
+	// Closers run last to first: the logs are synced before the exporters
+	// flush and stop, so the last lines are exported too.
 	rt.closers = append(rt.closers, tel.Shutdown)
+	// With export on, audit and operator lines are also OpenTelemetry log
+	// records, correlated with the call's span.
+	var bridge []telemetry.LogOption
+	if lp := tel.LoggerProvider(); lp != nil {
+		bridge = append(bridge, telemetry.WithLoggerProvider(lp))
+	}
+	if rt.Logger, err = telemetry.NewLogger(logW, "info", bridge...); err != nil {
+		return nil, fmt.Errorf("starting the operator log: %w", err)
+	}
+	logger := rt.Logger
+	rt.closers = append(rt.closers, func(context.Context) error { _ = logger.Sync(); return nil })
+	sink := telemetry.NewAuditSink(auditW, bridge...)
+	rt.Audit = sink
+	rt.closers = append(rt.closers, func(context.Context) error { return sink.Sync() })
 	// Export failures name the collector and the error: log a fixed event
 	// instead of OpenTelemetry's default (stderr, the audit stream over
-	// stdio).
-	otelLogger := rt.Logger
-	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) { otelLogger.Warn("telemetry export error") }))
+	// stdio), and only locally, or each failed export would queue a record
+	// for the same failing exporter.
+	exportErrors := rt.Logger.LocalOnly()
+	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) { exportErrors.Warn("telemetry export error") }))
 
 	rates, err := rt.rateStore(clock)
 	if err != nil {
