@@ -1,0 +1,141 @@
+package ports
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Runner names, as ARROWHEAD_EXEC_RUNNER spells them.
+const (
+	RunnerSubprocess = "subprocess"
+	RunnerBubblewrap = "bubblewrap"
+	RunnerContainer  = "container"
+)
+
+// What an enforcement receipt says about the network and the filesystem.
+const (
+	// NetworkHost: the command shares the host's network.
+	NetworkHost = "host"
+	// NetworkNone: the command has no network interface but loopback.
+	NetworkNone = "none"
+
+	// FilesystemHost: the command sees the host filesystem, bounded only by
+	// the permissions of its uid; its working directory is the scratch.
+	FilesystemHost = "host"
+	// FilesystemSystemReadOnly: the command sees read-only system
+	// directories, a private /tmp and /dev, and the scratch as the only
+	// writable host directory; nothing else of the host is visible.
+	FilesystemSystemReadOnly = "system_read_only"
+	// FilesystemImageReadOnly: the command sees a container image's root
+	// read-only, a tmpfs /tmp, and the scratch as the only writable mount.
+	FilesystemImageReadOnly = "image_read_only"
+)
+
+// RunLimits bound one command. Every field must be positive.
+type RunLimits struct {
+	// Wall is the wall-clock budget; the whole process tree is killed when
+	// it runs out.
+	Wall time.Duration
+	// CPUSeconds is the CPU-time budget of each process (RLIMIT_CPU).
+	CPUSeconds int
+	// MemoryBytes caps each process's address space (RLIMIT_AS), or the
+	// container's memory.
+	MemoryBytes int64
+	// Processes caps how many processes and threads the command may run at
+	// once (RLIMIT_NPROC, or the container's pids limit).
+	Processes int
+	// FileBytes caps the size of any file the command writes (RLIMIT_FSIZE).
+	FileBytes int64
+	// OpenFiles caps the descriptors each process may hold (RLIMIT_NOFILE).
+	OpenFiles int
+	// OutputBytes caps stdout and stderr together; the command is killed
+	// the moment it writes more.
+	OutputBytes int
+}
+
+// Scratch is the fresh, private directory one run works in. Paths are
+// slash-separated and relative to the scratch root; directories are created
+// as needed. Errors never carry a path.
+type Scratch interface {
+	WriteFile(rel string, data []byte) error
+}
+
+// RunRequest is one command to run in a fresh scratch directory.
+type RunRequest struct {
+	// Argv is the explicit argument vector; no shell is involved. A program
+	// name without a slash is looked up on the runner's fixed PATH; one with
+	// a slash is taken relative to the scratch directory.
+	Argv []string
+	// Stdin is the command's whole standard input.
+	Stdin []byte
+	// Stage, when set, fills the scratch directory before the command
+	// starts. Its error aborts the run and is returned as it is.
+	Stage  func(ctx context.Context, s Scratch) error
+	Limits RunLimits
+}
+
+// EnforcedLimits are the limits a runner applied to a run.
+type EnforcedLimits struct {
+	WallSeconds float64 `json:"wall_seconds"`
+	CPUSeconds  int     `json:"cpu_seconds"`
+	MemoryBytes int64   `json:"memory_bytes"`
+	Processes   int     `json:"processes"`
+	FileBytes   int64   `json:"file_bytes"`
+	OpenFiles   int     `json:"open_files"`
+	OutputBytes int     `json:"output_bytes"`
+}
+
+// Enforcement is a run's receipt: the controls the runner actually
+// applied, never the ones it merely intended. The runner contract suite
+// checks each claim against what a command observes from inside.
+type Enforcement struct {
+	// Network is NetworkHost or NetworkNone.
+	Network string `json:"network"`
+	// Filesystem is one of the Filesystem* views.
+	Filesystem string `json:"filesystem"`
+	// UID is the host uid the command ran as.
+	UID int `json:"uid"`
+	// SeparateUser is true when that uid is not the server's own.
+	SeparateUser bool `json:"separate_user"`
+	// PIDNamespace is true when the command ran in its own PID namespace,
+	// so no process it starts can outlive it.
+	PIDNamespace bool `json:"pid_namespace"`
+	// Environment is "scrubbed": only a fixed minimal set of variables.
+	Environment string         `json:"environment"`
+	Limits      EnforcedLimits `json:"limits"`
+}
+
+// RunResult is what one run produced.
+type RunResult struct {
+	// ExitCode is the command's exit status; a command killed by a signal
+	// reports 128 plus the signal number, and -1 when it never reported one.
+	ExitCode int
+	// TimedOut is true when the wall budget ran out.
+	TimedOut bool
+	Stdout   []byte
+	Stderr   []byte
+	// Truncated is true when the output cap was reached (the command was
+	// killed at that moment).
+	Truncated bool
+	Duration  time.Duration
+	// Runner is the runner's name (RunnerSubprocess, ...).
+	Runner   string
+	Enforced Enforcement
+}
+
+// ErrProgramNotFound: the request's program is not on the runner's PATH.
+// Its text carries no name.
+var ErrProgramNotFound = errors.New("the program was not found on the sandbox PATH")
+
+// Runner runs one command per call in a fresh scratch directory under
+// fixed limits with a scrubbed environment, and removes the scratch
+// afterwards. Nothing a command starts outlives its call. Run's error is
+// for failures of the runner itself (the command's own failure is its exit
+// code); its text is caller-safe. Implementations are safe for concurrent
+// use.
+type Runner interface {
+	// Name is the runner's name (RunnerSubprocess, ...).
+	Name() string
+	Run(ctx context.Context, req RunRequest) (RunResult, error)
+}
