@@ -1,0 +1,9 @@
+package sandbox
+
+// SetBinaries points the runners at other prlimit and bwrap binaries and
+// returns a function that restores them.
+func SetBinaries(prlimit, bwrap string) (restore func()) {
+	oldP, oldB := prlimitPath, bwrapPath
+	prlimitPath, bwrapPath = prlimit, bwrap
+	return func() { prlimitPath, bwrapPath = oldP, oldB }
+}

@@ -1,0 +1,117 @@
+package sandbox_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/arrowhead-go/arrowhead/adapters/sandbox"
+	"github.com/arrowhead-go/arrowhead/adapters/sandboxtest"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// requireEnv turns a missing bwrap or python3 into a failure (set by
+// .ci/run).
+const requireEnv = "ARROWHEAD_REQUIRE_INTEGRATION"
+
+// Loopback ports the network probe may use.
+const portLow, portHigh = 56790, 56799
+
+func skipOrFail(t *testing.T, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv(requireEnv) == "1" {
+		t.Fatalf("INTEGRATION REQUIRED (%s=1) but unavailable: %s", requireEnv, msg)
+	}
+	t.Skipf("\n*** SKIPPING %s: %s\n*** Set %s=1 to make this a failure.", t.Name(), msg, requireEnv)
+}
+
+// workdir is a scratch root the sandbox uid can reach: testing's TempDir
+// is private to the server's uid.
+func workdir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "exec-sandbox-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "scratch")
+}
+
+func requirePython(t *testing.T) {
+	t.Helper()
+	for _, d := range filepath.SplitList(sandbox.SandboxPATH) {
+		if _, err := os.Stat(filepath.Join(d, "python3")); err == nil {
+			return
+		}
+	}
+	skipOrFail(t, "python3 is not on %s", sandbox.SandboxPATH)
+}
+
+func contract(t *testing.T, runner string) {
+	requirePython(t)
+	dir := workdir(t)
+	r, err := sandbox.New(context.Background(), sandbox.Config{Runner: runner, Workdir: dir})
+	if err != nil {
+		if runner == ports.RunnerBubblewrap && errors.Is(err, sandbox.ErrUnavailable) {
+			if _, lerr := exec.LookPath("bwrap"); lerr != nil {
+				skipOrFail(t, "bubblewrap is not installed")
+			}
+		}
+		t.Fatalf("New: %v", err)
+	}
+	sandboxtest.Run(t, r, sandboxtest.Config{Workdir: dir, RunPrefix: "run-", PortLow: portLow, PortHigh: portHigh})
+}
+
+func TestSubprocessContract(t *testing.T) { contract(t, ports.RunnerSubprocess) }
+
+func TestBubblewrapContract(t *testing.T) { contract(t, ports.RunnerBubblewrap) }
+
+func TestStartupRefusesMissingBinaries(t *testing.T) {
+	for _, tc := range []struct {
+		runner, prlimit, bwrap string
+	}{
+		{ports.RunnerSubprocess, "/nonexistent/prlimit", "/usr/bin/bwrap"},
+		{ports.RunnerBubblewrap, "/usr/bin/prlimit", "/nonexistent/bwrap"},
+		{ports.RunnerBubblewrap, "/nonexistent/prlimit", "/usr/bin/bwrap"},
+	} {
+		restore := sandbox.SetBinaries(tc.prlimit, tc.bwrap)
+		_, err := sandbox.New(context.Background(), sandbox.Config{Runner: tc.runner, Workdir: workdir(t)})
+		restore()
+		if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "/nonexistent/") {
+			t.Errorf("%s without %s %s: err %v, want ErrUnavailable naming the binary", tc.runner, tc.prlimit, tc.bwrap, err)
+		}
+	}
+}
+
+func TestStartupRefusesUnusableWorkdir(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range []string{"", file, filepath.Join(t.TempDir(), "a:b")} {
+		if _, err := sandbox.New(context.Background(), sandbox.Config{Runner: ports.RunnerSubprocess, Workdir: dir}); !errors.Is(err, sandbox.ErrWorkdir) {
+			t.Errorf("workdir %q: err %v, want ErrWorkdir", dir, err)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("the unreachable-scratch probe needs a root server")
+	}
+	// Under a directory only root may enter, the sandbox uid cannot reach
+	// its scratch: the probe must say so at start-up.
+	private := filepath.Join(t.TempDir(), "scratch")
+	for _, runner := range []string{ports.RunnerSubprocess, ports.RunnerBubblewrap} {
+		_, err := sandbox.New(context.Background(), sandbox.Config{Runner: runner, Workdir: private})
+		if !errors.Is(err, sandbox.ErrUnavailable) {
+			t.Errorf("%s with an unreachable scratch root: err %v, want ErrUnavailable", runner, err)
+		}
+	}
+}

@@ -1,0 +1,73 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// subprocess runs the command directly under prlimit, in its own process
+// group and in new user and PID namespaces. The PID namespace is what makes
+// "nothing outlives the call" hold: a descendant that double-forks and
+// calls setsid leaves the process group, but not the namespace, and the
+// kernel kills every process in it when its first process (the command)
+// exits. The user namespace maps only the sandbox uid and gid, so the
+// command holds no capability outside it, and it gives each call its own
+// process count (RLIMIT_NPROC is counted per user namespace), so one fork
+// bomb cannot starve a concurrent call. It does not confine the network or
+// the filesystem view.
+type subprocess struct {
+	id identity
+}
+
+func newSubprocess(id identity) (*subprocess, error) {
+	if _, err := os.Stat(prlimitPath); err != nil {
+		return nil, fmt.Errorf("%w: %s (util-linux) is missing", ErrUnavailable, prlimitPath)
+	}
+	return &subprocess{id: id}, nil
+}
+
+func (b *subprocess) name() string { return ports.RunnerSubprocess }
+
+func (b *subprocess) resolve(program string) (string, error) { return lookPath(program) }
+
+func (b *subprocess) limits(l ports.RunLimits) ports.EnforcedLimits { return appliedLimits(l) }
+
+func (b *subprocess) command(s *scratch, lim ports.EnforcedLimits, argv []string) (*exec.Cmd, func(outcome)) {
+	return &exec.Cmd{
+		Path: prlimitPath,
+		Args: append(limitArgs(lim), argv...),
+		Env:  scrubbedEnv(s.dir, s.dir),
+		Dir:  s.dir,
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid:    true,
+			Pdeathsig:  syscall.SIGKILL,
+			Cloneflags: syscall.CLONE_NEWUSER | syscall.CLONE_NEWPID,
+			UidMappings: []syscall.SysProcIDMap{
+				{ContainerID: b.id.uid, HostID: b.id.uid, Size: 1},
+			},
+			GidMappings: []syscall.SysProcIDMap{
+				{ContainerID: b.id.gid, HostID: b.id.gid, Size: 1},
+			},
+			// Root may drop its supplementary groups in the child; an
+			// unprivileged server may not touch them at all.
+			GidMappingsEnableSetgroups: b.id.dropFromRoot,
+			Credential:                 credential(b.id),
+		},
+	}, nil
+}
+
+func (b *subprocess) receipt(lim ports.EnforcedLimits) ports.Enforcement {
+	return ports.Enforcement{
+		Network:      ports.NetworkHost,
+		Filesystem:   ports.FilesystemHost,
+		UID:          b.id.uid,
+		SeparateUser: b.id.separate,
+		PIDNamespace: true,
+		Environment:  environmentScrubbed,
+		Limits:       lim,
+	}
+}
