@@ -149,13 +149,5 @@ func (b *bubblewrap) command(s *scratch, lim ports.EnforcedLimits, argv []string
 }
 
 func (b *bubblewrap) receipt(lim ports.EnforcedLimits) ports.Enforcement {
-	return ports.Enforcement{
-		Network:      ports.NetworkNone,
-		Filesystem:   ports.FilesystemSystemReadOnly,
-		UID:          b.id.uid,
-		SeparateUser: b.id.separate,
-		PIDNamespace: true,
-		Environment:  environmentScrubbed,
-		Limits:       lim,
-	}
+	return receipt(ports.NetworkNone, ports.FilesystemSystemReadOnly, b.id, lim)
 }

@@ -165,13 +165,5 @@ func (b *container) remove(name string) {
 }
 
 func (b *container) receipt(lim ports.EnforcedLimits) ports.Enforcement {
-	return ports.Enforcement{
-		Network:      ports.NetworkNone,
-		Filesystem:   ports.FilesystemImageReadOnly,
-		UID:          b.id.uid,
-		SeparateUser: b.id.separate,
-		PIDNamespace: true,
-		Environment:  environmentScrubbed,
-		Limits:       lim,
-	}
+	return receipt(ports.NetworkNone, ports.FilesystemImageReadOnly, b.id, lim)
 }

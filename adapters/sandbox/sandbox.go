@@ -141,3 +141,17 @@ func validLimits(l ports.RunLimits) bool {
 // errInvalidRequest refuses a request without an argv or with a
 // non-positive limit: a programming error in the caller.
 var errInvalidRequest = errors.New("the run request needs an argv and positive limits")
+
+// receipt is a run's enforcement receipt. Every process a runner starts is
+// the first of its own PID namespace, with the scrubbed environment.
+func receipt(network, filesystem string, id identity, lim ports.EnforcedLimits) ports.Enforcement {
+	return ports.Enforcement{
+		Network:      network,
+		Filesystem:   filesystem,
+		UID:          id.uid,
+		SeparateUser: id.separate,
+		PIDNamespace: true,
+		Environment:  environmentScrubbed,
+		Limits:       lim,
+	}
+}

@@ -61,13 +61,5 @@ func (b *subprocess) command(s *scratch, lim ports.EnforcedLimits, argv []string
 }
 
 func (b *subprocess) receipt(lim ports.EnforcedLimits) ports.Enforcement {
-	return ports.Enforcement{
-		Network:      ports.NetworkHost,
-		Filesystem:   ports.FilesystemHost,
-		UID:          b.id.uid,
-		SeparateUser: b.id.separate,
-		PIDNamespace: true,
-		Environment:  environmentScrubbed,
-		Limits:       lim,
-	}
+	return receipt(ports.NetworkHost, ports.FilesystemHost, b.id, lim)
 }
