@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"errors"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"golang.org/x/text/unicode/norm"
@@ -33,8 +34,9 @@ func HasUTF7BOM(b []byte) bool {
 
 // SanitizeText decodes b as UTF-8 (invalid sequences become U+FFFD), strips
 // terminal escape sequences (CSI, OSC, DCS and friends), C0 and C1 control
-// characters except newline and tab, zero-width, bidirectional-override and
-// invisible tag characters, and normalizes to NFC. Line endings become \n.
+// characters except newline and tab, and every invisible or blank-rendering
+// character (see invisible: Unicode's Default_Ignorable_Code_Point property
+// and a few blank glyphs), and normalizes to NFC. Line endings become \n.
 func SanitizeText(b []byte) (string, error) {
 	// The UTF-8 byte-order mark goes first, so it cannot hide a UTF-7 mark
 	// behind it.
@@ -116,33 +118,44 @@ func stripControls(b []byte) string {
 	return sb.String()
 }
 
-// invisible reports runes that are removed: C1 controls, zero-width and
-// bidirectional controls, tag characters and other invisible formatting.
+//go:generate go run gen_ignorable.go
+
+// invisible reports runes that are removed: C1 controls, every code point
+// Unicode marks Default_Ignorable_Code_Point (zero-width and joiner
+// characters, bidirectional controls, invisible operators, Hangul fillers,
+// soft hyphen, variation selectors, tag characters and the unassigned code
+// points reserved as ignorable, from the generated defaultIgnorable table),
+// the line and paragraph separators and interlinear annotation controls
+// (which Unicode leaves out of that property but which render as nothing or
+// break lines unseen), and the few assigned characters that are not
+// ignorable yet render as a blank glyph (blankRendering).
 func invisible(r rune) bool {
 	switch {
-	case r >= 0x80 && r <= 0x9f: // C1 controls
-		return true
-	case r == 0x00ad, r == 0x034f, r == 0x061c, r == 0x115f, r == 0x1160, r == 0x17b4, r == 0x17b5, r == 0x180e:
-		return true
-	case r >= 0x200b && r <= 0x200f: // zero-width space/joiners, LRM, RLM
-		return true
-	case r >= 0x2028 && r <= 0x202e: // line/paragraph separators, bidi embeddings and overrides
-		return true
-	case r >= 0x2060 && r <= 0x206f: // word joiner, invisible operators, bidi isolates, deprecated formats
-		return true
-	case r == 0x3164, r == 0xfeff, r == 0xffa0:
+	case r < 0xad:
+		return r >= 0x80 && r <= 0x9f // C1 controls
+	case r > 0x3164 && r < 0xfe00:
+		// CJK, Hangul syllables and most scripts' blocks hold no member
+		// of any class (TestInvisibleFastPath keeps this true).
+		return false
+	case r == 0x2028, r == 0x2029: // line and paragraph separators
 		return true
 	case r >= 0xfff9 && r <= 0xfffb: // interlinear annotations
 		return true
-	case r >= 0xe0000 && r <= 0xe007f: // tag characters (invisible ASCII smuggling)
+	case blankRendering(r):
 		return true
-	case r >= 0x1d173 && r <= 0x1d17a: // musical formatting controls
-		return true
-	case r >= 0xfe00 && r <= 0xfe0f, r >= 0xe0100 && r <= 0xe01ef: // variation selectors (can smuggle bytes)
-		return true
-	case r >= 0x180b && r <= 0x180d, r == 0x180f: // Mongolian free variation selectors
-		return true
-	case r >= 0x1bca0 && r <= 0x1bca3: // shorthand format controls
+	}
+	return unicode.Is(defaultIgnorable, r)
+}
+
+// blankRendering reports characters that have a glyph, and so are not
+// default-ignorable, but whose glyph is empty: text made of them looks
+// blank while not being whitespace, so it survives trimming and splitting.
+// Unicode has no property for this; the list is the known members.
+func blankRendering(r rune) bool {
+	switch r {
+	case 0x2800, // BRAILLE PATTERN BLANK
+		0x16fe4, // KHITAN SMALL SCRIPT FILLER
+		0x1d159: // MUSICAL SYMBOL NULL NOTEHEAD
 		return true
 	}
 	return false

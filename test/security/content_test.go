@@ -93,3 +93,44 @@ func TestHostileDocuments(t *testing.T) {
 		}
 	}
 }
+
+// TestInvisibleBlanks reads documents of every format whose text hides
+// behind invisible or blank-rendering code points: none may survive.
+func TestInvisibleBlanks(t *testing.T) {
+	rt, _ := app(t)
+	var blanks []rune
+	for _, p := range readCorpus(t, "invisible_blanks.txt") {
+		r, err := strconv.ParseInt(strings.TrimPrefix(p, "U+"), 16, 32)
+		if err != nil {
+			t.Fatalf("corpus line %q: %v", p, err)
+		}
+		blanks = append(blanks, rune(r))
+	}
+	var hidden strings.Builder
+	for _, r := range blanks {
+		hidden.WriteString("x" + string(r))
+	}
+	bodies := map[string]string{
+		"blank.txt":  "before " + hidden.String() + " after",
+		"blank.md":   "# " + hidden.String() + "\n\n[" + hidden.String() + "](https://example.com/)\n",
+		"blank.json": `{"` + hidden.String() + `": "` + hidden.String() + `"}`,
+	}
+	for name, body := range bodies {
+		if err := os.WriteFile(filepath.Join(rt.Settings.DocsRoot, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		res, err := rt.App.Call(t.Context(), ports.Operator(), "doc_read", map[string]any{"path": name})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		out := res.Structured["content"].(string)
+		for _, r := range blanks {
+			if strings.ContainsRune(out, r) {
+				t.Errorf("%s kept U+%04X", name, r)
+			}
+		}
+		if !strings.Contains(out, "xxxxx") {
+			t.Errorf("%s lost the visible text: %q", name, out)
+		}
+	}
+}
