@@ -45,13 +45,48 @@ const (
 	SecretStripeKey SecretType = "STRIPE_KEY"
 	// SecretGoogleAPIKey is a Google API key: AIza and 35 characters.
 	SecretGoogleAPIKey SecretType = "GOOGLE_API_KEY"
+	// SecretGitLabToken is a GitLab token: a personal, deploy, runner,
+	// pipeline-trigger, feed, OAuth-application-secret or CI-build prefix
+	// (glpat-, gldt-, glrt-, glptt-, glft-, gloas-, glcbt-) and at least 20
+	// characters.
+	SecretGitLabToken SecretType = "GITLAB_TOKEN"
+	// SecretNPMToken is an npm access token: npm_ and 36 characters.
+	SecretNPMToken SecretType = "NPM_TOKEN"
+	// SecretAzureStorageKey is the account key of an Azure storage
+	// connection string (AccountKey=, base64 of at least 32 bytes).
+	SecretAzureStorageKey SecretType = "AZURE_STORAGE_KEY"
 	// SecretPrivateKey is a PEM or OpenSSH private key block. It is found by
-	// its BEGIN line and the whole block, through its END line (or the end
-	// of the text if there is none), is the value.
+	// its BEGIN line, and the value is the block through its END line. A
+	// block whose END line is missing (a truncated key is still a secret)
+	// ends with the last line that can belong to it (base64 body lines,
+	// RFC 1421 headers, the blank line after them), so it never hides
+	// what follows.
 	SecretPrivateKey SecretType = "PRIVATE_KEY"
 	// SecretJWT is a JSON Web Token (JWS or JWE compact form) whose header
 	// decodes to a JSON object with an "alg" member.
 	SecretJWT SecretType = "JWT"
+	// SecretCredential is the value of a credential assignment: a name
+	// ending in password, passwd, passphrase, pwd, secret, secret_key,
+	// client_secret, api_key (apikey, api-key), access_key, private_key,
+	// token, access_token, auth_token or refresh_token (any case, any
+	// prefix such as DB_ or smtp_, optionally quoted), then =, :, := or =>,
+	// then the value, quoted on one line or unquoted up to a space, comma
+	// or semicolon. The value must be non-trivial: at least
+	// minCredentialLen characters, and not a placeholder or a reference
+	// to a value kept elsewhere. Not reported: an empty or one-character-
+	// repeated value ("", "********"); a reference (${VAR}, $VAR,
+	// %(name)s, {{ x }}, <%= x %>, an unquoted expression with brackets or
+	// parentheses such as os.environ["X"] or getpass(), a YAML alias
+	// *name or tag !vault); a plain unquoted identifier without digits
+	// (user_password, self.token, config.db.password), which in code names
+	// a variable; an angle-bracketed or bracketed template (<your-password>,
+	// [password]); and a well-known dummy value or one containing a
+	// dummy word (changeme, changeit, password, secret, example, sample,
+	// dummy, placeholder, redacted, your..., xxx, null, none, true, false
+	// and the like). Default passwords such as changeme are public, not
+	// secrets; a scanner that reported every template would bury the real
+	// findings.
+	SecretCredential SecretType = "CREDENTIAL"
 	// SecretEmail is an e-mail address.
 	SecretEmail SecretType = "EMAIL"
 	// SecretUSSSN is a US social security number written NNN-NN-NNNN that
@@ -71,8 +106,9 @@ func SecretTypes() []SecretType { return slices.Clone(secretOrder[:]) }
 
 var secretOrder = [...]SecretType{
 	SecretPrivateKey, SecretJWT, SecretSlackWebhook, SecretGitHubToken,
-	SecretSlackToken, SecretStripeKey, SecretGoogleAPIKey,
-	SecretAWSAccessKeyID, SecretAWSSecretAccessKey, SecretCreditCard,
+	SecretGitLabToken, SecretNPMToken, SecretSlackToken, SecretStripeKey,
+	SecretGoogleAPIKey, SecretAzureStorageKey, SecretAWSAccessKeyID,
+	SecretAWSSecretAccessKey, SecretCredential, SecretCreditCard,
 	SecretUSSSN, SecretEmail,
 }
 
@@ -287,9 +323,13 @@ var detectors = []detector{
 	regexDetector(SecretStripeKey, regexp.MustCompile(`sk_(?:live|test)_[A-Za-z0-9]{10,}`), alnumBounded),
 	regexDetector(SecretStripeKey, regexp.MustCompile(`rk_(?:live|test)_[A-Za-z0-9]{10,}`), alnumBounded),
 	regexDetector(SecretGoogleAPIKey, regexp.MustCompile(`AIza[A-Za-z0-9_-]{35}`), googleKeyBounded),
+	regexDetector(SecretGitLabToken, regexp.MustCompile(`gl(?:pat|dt|rt|ptt|ft|oas|cbt)-[A-Za-z0-9_-]{20,}`), alnumBounded),
+	regexDetector(SecretNPMToken, regexp.MustCompile(`npm_[A-Za-z0-9]{36}`), alnumBounded),
+	submatchDetector(SecretAzureStorageKey, regexp.MustCompile(`AccountKey[ \t]*=[ \t]*([A-Za-z0-9+/]{43,}={0,2})`), 1),
 	regexDetector(SecretJWT, regexp.MustCompile(`eyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+)?`), jwtValid),
 	findPrivateKeys,
 	findAWSSecretKeys,
+	findCredentialAssignments,
 	findEmails,
 	findSSNs,
 	findCards,
@@ -303,6 +343,19 @@ func regexDetector(t SecretType, re *regexp.Regexp, valid func(text string, star
 		for _, loc := range re.FindAllStringIndex(text, -1) {
 			if valid == nil || valid(text, loc[0], loc[1]) {
 				found = append(found, secretSpan{start: loc[0], end: loc[1], typ: t, value: text[loc[0]:loc[1]]})
+			}
+		}
+		return found
+	}
+}
+
+// submatchDetector reports group g of each match of re as the value: the
+// rest of the match is the context that makes it a secret.
+func submatchDetector(t SecretType, re *regexp.Regexp, g int) detector {
+	return func(text string, found []secretSpan) []secretSpan {
+		for _, loc := range re.FindAllStringSubmatchIndex(text, -1) {
+			if start, end := loc[2*g], loc[2*g+1]; start >= 0 && end == len(text) || start >= 0 && !isAlnumByte(text[end]) {
+				found = append(found, secretSpan{start: start, end: end, typ: t, value: text[start:end]})
 			}
 		}
 		return found
@@ -359,22 +412,81 @@ var (
 )
 
 // findPrivateKeys reports each private key block from its BEGIN line
-// through its END line, or to the end of the text when the END line is
-// missing: a truncated key is still a secret.
+// through its END line. Without an END line the block still ends where a
+// PEM body must: after the last line that is a header, the blank line after
+// the headers, or base64, so a truncated key is reported and the text after
+// it is scanned as usual.
 func findPrivateKeys(text string, found []secretSpan) []secretSpan {
 	for from := 0; from < len(text); {
 		loc := rePrivateKeyBegin.FindStringIndex(text[from:])
 		if loc == nil {
 			break
 		}
-		start, end := from+loc[0], len(text)
-		if e := rePrivateKeyEnd.FindStringIndex(text[from+loc[1]:]); e != nil {
-			end = from + loc[1] + e[1]
-		}
+		start, end := from+loc[0], pemBlockEnd(text, from+loc[1])
 		found = append(found, secretSpan{start: start, end: end, typ: SecretPrivateKey, value: text[start:end]})
 		from = end
 	}
 	return found
+}
+
+// maxPEMBlockBytes bounds how far after its BEGIN line a key block's END
+// line is looked for: past the largest real keys (an RSA-16384 PEM is about
+// 12.5 KB), an END line belongs to something else.
+const maxPEMBlockBytes = 16 << 10
+
+// pemBlockEnd returns the end of the key block whose BEGIN marker ends at
+// i: the end of its END marker when one follows within maxPEMBlockBytes and
+// before any other BEGIN marker, or else the end of the last line that can
+// belong to a PEM body (RFC 1421 headers, the blank line after them, base64
+// lines), so that nothing after a truncated key is hidden.
+func pemBlockEnd(text string, i int) int {
+	window := text[i:min(len(text), i+maxPEMBlockBytes)]
+	if b := rePrivateKeyBegin.FindStringIndex(window); b != nil {
+		// Searching only up to the next BEGIN keeps a text of many BEGIN
+		// lines linear.
+		window = window[:b[0]]
+	}
+	if e := rePrivateKeyEnd.FindStringIndex(window); e != nil {
+		return i + e[1]
+	}
+	end, inHeaders := lineEndAt(text, i), true
+	for p := end; p < len(text); {
+		p++ // past the newline
+		q := lineEndAt(text, p)
+		line := strings.TrimRight(text[p:q], " \t\r")
+		switch {
+		case inHeaders && isPEMHeaderLine(line):
+			end = q
+		case inHeaders && line == "":
+			// The blank line after the headers; it belongs to the block
+			// only if body lines follow.
+			inHeaders = false
+		case line != "" && strings.Trim(line, base64Chars) == "":
+			inHeaders = false
+			end = q
+		default:
+			return end
+		}
+		p = q
+	}
+	return end
+}
+
+func lineEndAt(text string, i int) int {
+	if k := strings.IndexByte(text[i:], '\n'); k >= 0 {
+		return i + k
+	}
+	return len(text)
+}
+
+const base64Chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/="
+
+// isPEMHeaderLine reports the RFC 1421 encapsulated headers that encrypted
+// PEM keys carry ("Proc-Type: 4,ENCRYPTED", "DEK-Info: AES-128-CBC,...").
+// Other "Name: value" lines are not taken: after a BEGIN line with no END
+// they are more likely the next thing in the file.
+func isPEMHeaderLine(line string) bool {
+	return strings.HasPrefix(line, "Proc-Type: ") || strings.HasPrefix(line, "DEK-Info: ")
 }
 
 // awsSecretLen is the length of an AWS secret access key.
@@ -586,4 +698,190 @@ func luhn(digits []byte) bool {
 		double = !double
 	}
 	return sum%10 == 0
+}
+
+// minCredentialLen is the shortest credential-assignment value reported:
+// shorter values are flags, lengths and placeholders far more often than
+// passwords.
+const minCredentialLen = 6
+
+// credentialNames are the endings (compared lower-cased) that make a name
+// a credential's.
+var credentialNames = []string{
+	"password", "passwd", "passphrase", "pwd", "secret", "token",
+	"secretkey", "secret_key", "secret-key", "apikey", "api_key", "api-key",
+	"accesskey", "access_key", "access-key", "privatekey", "private_key", "private-key",
+}
+
+// maxCredentialName is the longest of credentialNames.
+const maxCredentialName = len("private_key")
+
+// findCredentialAssignments reports the values of credential assignments
+// that are not placeholders (see SecretCredential). It visits each ':' and
+// '=' and looks back for a credential name, which stays fast on any text
+// (a case-insensitive regular expression without a literal to search for
+// is forty times slower here).
+func findCredentialAssignments(text string, found []secretSpan) []secretSpan {
+	for i := 0; i < len(text); i++ {
+		k := strings.IndexAny(text[i:], ":=")
+		if k < 0 {
+			break
+		}
+		i += k
+		opLen := 1
+		switch {
+		case text[i] == ':' && i+1 < len(text) && text[i+1] == '=', text[i] == '=' && i+1 < len(text) && text[i+1] == '>':
+			opLen = 2
+		case text[i] == '=' && (i+1 < len(text) && text[i+1] == '=' || i > 0 && strings.IndexByte(":=!<>", text[i-1]) >= 0):
+			// ==, !=, <=, >= compare; := was taken at its ':'.
+			continue
+		}
+		if !credentialNameBefore(text, i) {
+			continue
+		}
+		j := i + opLen
+		for j < len(text) && (text[j] == ' ' || text[j] == '\t') {
+			j++
+		}
+		start, end, quoted := credentialValue(text, j)
+		if start < 0 {
+			continue
+		}
+		if v := text[start:end]; plausibleCredential(v, quoted) {
+			found = append(found, secretSpan{start: start, end: end, typ: SecretCredential, value: v})
+			i = end - 1
+		}
+	}
+	return found
+}
+
+// credentialNameBefore reports whether the assignment operator at text[op]
+// follows a credential name, allowing spaces and a closing quote between.
+func credentialNameBefore(text string, op int) bool {
+	j := op
+	for j > 0 && (text[j-1] == ' ' || text[j-1] == '\t') {
+		j--
+	}
+	if j > 0 && (text[j-1] == '"' || text[j-1] == '\'') {
+		j--
+	}
+	var buf [maxCredentialName]byte
+	n := min(j, maxCredentialName)
+	tail := buf[maxCredentialName-n:]
+	for k := range n {
+		c := text[j-n+k]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		tail[k] = c
+	}
+	for _, name := range credentialNames {
+		if len(name) <= n && string(tail[n-len(name):]) == name {
+			return true
+		}
+	}
+	return false
+}
+
+// credentialValue returns the value starting at i: the inside of a quoted
+// string closed on the same line, or a run up to a space, comma, semicolon
+// or quote. start is -1 if there is none.
+func credentialValue(text string, i int) (start, end int, quoted bool) {
+	if i >= len(text) {
+		return -1, -1, false
+	}
+	switch q := text[i]; q {
+	case '"', '\'', '`':
+		for j := i + 1; j < len(text); j++ {
+			switch text[j] {
+			case '\\':
+				j++
+			case '\n':
+				return -1, -1, false
+			case q:
+				return i + 1, j, true
+			}
+		}
+		return -1, -1, false
+	}
+	j := i
+	for j < len(text) && !strings.ContainsRune(" \t\r\n,;\"'`", rune(text[j])) {
+		j++
+	}
+	return i, j, false
+}
+
+// credentialDummyWords make a value a placeholder wherever they appear in
+// it; credentialDummyValues only when they are the whole value (compared
+// lower-cased, without punctuation).
+var (
+	credentialDummyWords  = []string{"changeme", "changeit", "example", "sample", "dummy", "placeholder", "redacted", "your", "xxx", "fixme", "todo", "replace", "insert", "secret_here", "here>"}
+	credentialDummyValues = map[string]bool{
+		"password": true, "passwd": true, "secret": true, "token": true, "apikey": true, "secretkey": true,
+		"null": true, "none": true, "nil": true, "true": true, "false": true, "undefined": true, "empty": true,
+		"default": true, "required": true, "optional": true, "string": true, "value": true, "hidden": true,
+		"masked": true, "notset": true, "unset": true, "test": true, "testing": true, "foobar": true,
+		"mypassword": true, "mysecret": true, "mytoken": true, "letmein": true, "qwerty": true, "123456": true,
+		"12345678": true, "admin": true, "root": true,
+	}
+)
+
+// plausibleCredential reports whether v looks like a real credential
+// rather than a placeholder, a reference or, unquoted, a code expression.
+func plausibleCredential(v string, quoted bool) bool {
+	if len(v) < minCredentialLen || strings.Count(v, v[:1]) == len(v) {
+		return false
+	}
+	lower := strings.ToLower(v)
+	for _, ref := range []string{"${", "{{", "%(", "<%", "://", "$(", "#{"} {
+		if strings.Contains(lower, ref) {
+			return false
+		}
+	}
+	switch v[0] {
+	case '$', '%', '<', '[', '{', '(', '*', '&', '!', '=', '@', '#':
+		return false
+	}
+	for _, w := range credentialDummyWords {
+		if strings.Contains(lower, w) {
+			return false
+		}
+	}
+	var alnum strings.Builder
+	digits := false
+	for i := 0; i < len(lower); i++ {
+		c := lower[i]
+		if isAlnumByte(c) {
+			alnum.WriteByte(c)
+		}
+		digits = digits || isDigitByte(c)
+	}
+	if credentialDummyValues[alnum.String()] {
+		return false
+	}
+	if !quoted {
+		if strings.ContainsAny(v, "()[]{}<>") {
+			return false
+		}
+		if !digits && isDottedIdentifier(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// isDottedIdentifier reports a name such as user_password or
+// self.config.token: in code, an unquoted one is a variable, not a value.
+func isDottedIdentifier(v string) bool {
+	for _, part := range strings.Split(v, ".") {
+		if part == "" || isDigitByte(part[0]) {
+			return false
+		}
+		for i := 0; i < len(part); i++ {
+			if !isAlnumByte(part[i]) && part[i] != '_' && part[i] != '-' {
+				return false
+			}
+		}
+	}
+	return true
 }

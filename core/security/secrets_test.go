@@ -26,6 +26,8 @@ func secretCases() []secretCase {
 	pat := "github_pat_" + strings.Repeat("11AbCdEfGh_", 7) + "12345"
 	google := "AIza" + "SyD-9tSrke72PouQMnMX_a7eZSW0jkFMBWY"
 	jwt := "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
+	npm := "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+	azure := "q7Wc9XbT3mNv5Lk2Jh8Gf4Ds6Ap1Oi0Uy9Tr7Ee5Ww3Qq2Zx4Cv6Bn8Mm1Ll3Kk5Jj7Hh9Gg0Ff2Dd4Ss6Aa8Pp0Oo2Ii4Uu6Yy8Tt=="
 	key := "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----"
 	return []secretCase{
 		{SecretAWSAccessKeyID, "id = AKIAIOSFODNN7EXAMPLE\n", "AKIAIOSFODNN7EXAMPLE", []string{"AKIAIOSFODNN7EXAMPLE", "IOSFODNN7"}},
@@ -41,6 +43,16 @@ func secretCases() []secretCase {
 		{SecretJWT, "Authorization: Bearer " + jwt + "\n", jwt, []string{jwt, "SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c", "eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6"}},
 		{SecretEmail, "contact: jane.doe+tag@example.co.uk.", "jane.doe+tag@example.co.uk", []string{"jane.doe", "example.co.uk"}},
 		{SecretUSSSN, "SSN 123-45-6789 on file", "123-45-6789", []string{"123-45-6789", "6789"}},
+		{SecretGitLabToken, "CI uses glpat-xR4nD0mT0k3nV4lu3zZz now", "glpat-xR4nD0mT0k3nV4lu3zZz", []string{"xR4nD0mT0k3nV4lu3zZz"}},
+		{SecretGitLabToken, "deploy gldt-Ab12Cd34Ef56Gh78Ij90Kl", "gldt-Ab12Cd34Ef56Gh78Ij90Kl", []string{"Ab12Cd34Ef56Gh78Ij90Kl"}},
+		{SecretNPMToken, "//registry.npmjs.org/:_authToken=" + npm, npm, []string{npm, npm[4:]}},
+		{SecretAzureStorageKey, "DefaultEndpointsProtocol=https;AccountName=prod;AccountKey=" + azure + ";EndpointSuffix=core.windows.net", azure, []string{azure, azure[:40]}},
+		{SecretCredential, `password = "hunter2hunter2"`, "hunter2hunter2", []string{"hunter2hunter2", "hunter2"}},
+		{SecretCredential, `"password": "S3cure!Passw0rd",`, "S3cure!Passw0rd", []string{"S3cure!Passw0rd"}},
+		{SecretCredential, "api_key=3f9a8b7c6d5e4f3a2b1c\n", "3f9a8b7c6d5e4f3a2b1c", []string{"3f9a8b7c6d5e4f3a2b1c"}},
+		{SecretCredential, "secret: k9Xq2vLp8RtY", "k9Xq2vLp8RtY", []string{"k9Xq2vLp8RtY"}},
+		{SecretCredential, "token = 9a8b7c6d5e4f3a2b1c0d # prod", "9a8b7c6d5e4f3a2b1c0d", []string{"9a8b7c6d5e4f3a2b1c0d"}},
+		{SecretCredential, "Server=db;Password=Wint3r2024!;Database=prod", "Wint3r2024!", []string{"Wint3r2024!"}},
 		{SecretCreditCard, "card 4111 1111 1111 1111 exp 12/30", "4111111111111111", []string{"4111 1111 1111 1111", "4111111111111111", "1111 1111"}},
 		{SecretCreditCard, "amex 378282246310005.", "378282246310005", []string{"378282246310005"}},
 		{SecretCreditCard, "mc 5500-0000-0000-0004", "5500000000000004", []string{"5500-0000-0000-0004", "0000-0004"}},
@@ -227,6 +239,8 @@ func TestScannerOverlapsReportedOnce(t *testing.T) {
 		// are covered by one redaction.
 		{"card next to digits", "ref 42 4111 1111 1111 1111", SecretCreditCard, []string{"4111 1111 1111 1111", "1111 1111"}},
 		{"key without END", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nmore", SecretPrivateKey, []string{"b3BlbnNzaC1rZXktdjEAAAAA", "more"}},
+		{"key pasted on one line", "-----BEGIN EC PRIVATE KEY----- MHcCAQEEIBkg4LVWM9nuwNSk3yBy -----END EC PRIVATE KEY----- ok", SecretPrivateKey, []string{"MHcCAQEEIBkg4LVWM9nuwNSk3yBy"}},
+		{"encrypted key headers", "-----BEGIN RSA PRIVATE KEY-----\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,3F17F5316E2BAC89\n\nMIIEowIBAAKCAQEAu1SU1LfV\n", SecretPrivateKey, []string{"MIIEowIBAAKCAQEAu1SU1LfV", "3F17F5316E2BAC89"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -272,6 +286,21 @@ func TestScannerFalsePositives(t *testing.T) {
 		"public key":             "-----BEGIN PUBLIC KEY-----\nMFkw\n-----END PUBLIC KEY-----",
 		"stripe publishable":     "pk_live_4eC39HqLyjWDarjtT1zdp7dc",
 		"plain prose":            "The quick brown fox jumps over the lazy dog 1234 times.",
+		"empty password":         `password = ""`,
+		"env reference":          "password = ${DB_PASSWORD}\ntoken: $GITHUB_TOKEN\nsecret: %(secret)s",
+		"template":               `password: "{{ .Values.password }}"` + "\napi_key: <your-api-key>\ntoken = <%= ENV['T'] %>",
+		"dummy words":            "password = changeme\npassword: \"your_password_here\"\nsecret = example-secret-1\ntoken: 'xxxxxxxxxx'",
+		"masked":                 `password = "********"`,
+		"code expressions":       "password = os.environ[\"DB_PASSWORD\"]\ntoken = get_token()\npassword = self.config.password\nsecret = user_secret",
+		"type annotations":       "def login(password: str, token: Optional[str] = None):",
+		"comparison":             `if password == "hunter2hunter2":`,
+		"null-ish":               "password: null\ntoken: none\nsecret: true\napi_key: undefined",
+		"name continues":         "password_hash = 5f4dcc3b5aa765d61d8327deb882cf99\nmax_tokens = 409600\ntoken_url = https://idp.example.com/token",
+		"short value":            "pwd = abc12",
+		"yaml alias and tag":     "password: *default_password\nsecret: !vault |",
+		"npm-like too short":     "npm_abc123",
+		"gitlab-like too short":  "glpat-abc123",
+		"AccountKey too short":   "AccountKey=abc123==",
 	} {
 		t.Run(name, func(t *testing.T) {
 			if got := s.ScanText("p", text, 0); len(got) != 0 {
@@ -281,6 +310,42 @@ func TestScannerFalsePositives(t *testing.T) {
 				t.Errorf("Redact changed %q to %q", text, redacted)
 			}
 		})
+	}
+}
+
+// TestTruncatedKeyHidesNothingAfterIt is the class of the issue's example:
+// a BEGIN line without its END line spans only its own block, whatever
+// follows it, and every secret after it is still found on its own.
+func TestTruncatedKeyHidesNothingAfterIt(t *testing.T) {
+	s := NewScanner(testScannerKey)
+	for _, begin := range []string{"-----BEGIN RSA PRIVATE KEY-----", "-----BEGIN OPENSSH PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----", "-----BEGIN ENCRYPTED PRIVATE KEY-----"} {
+		for _, body := range []string{"", "\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun", "\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,3F17\n\nMIIEow=="} {
+			for _, gap := range []string{"\n", "\n\n", "\nnotes:\n"} {
+				var want []SecretType
+				text := begin + body + gap
+				for _, tc := range secretCases() {
+					if tc.typ == SecretPrivateKey || strings.HasPrefix(tc.text, "-----") {
+						continue
+					}
+					text += "before " + strings.TrimSpace(tc.text) + " after\n"
+					want = append(want, tc.typ)
+				}
+				// A complete key further down does not lend its END line.
+				text += "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg\n-----END EC PRIVATE KEY-----\n"
+				got := s.ScanText("p", text, 0)
+				if len(got) != len(want)+2 {
+					t.Fatalf("%q: %d findings, want %d: %+v", begin+body+gap, len(got), len(want)+2, got)
+				}
+				if got[0].Type != SecretPrivateKey || got[len(got)-1].Type != SecretPrivateKey {
+					t.Errorf("keys not found first and last: %+v", got)
+				}
+				for i, w := range want {
+					if got[i+1].Type != w {
+						t.Errorf("finding %d is %s, want %s", i+1, got[i+1].Type, w)
+					}
+				}
+			}
+		}
 	}
 }
 
