@@ -170,10 +170,7 @@ func (s *RateStore) Take(_ context.Context, key string, perMinute int) (ports.Ra
 	if perMinute <= 0 {
 		return ports.RateDecision{}, ErrInvalidLimit
 	}
-	interval := int64(time.Minute) / int64(perMinute)
-	if interval < 1 {
-		interval = 1
-	}
+	interval := refillInterval(perMinute)
 	// A take is allowed while the debt (tat-now) leaves room for one more
 	// token: debt <= (capacity-1) * interval.
 	tolerance := int64(perMinute-1) * interval
@@ -197,6 +194,29 @@ func (s *RateStore) Take(_ context.Context, key string, perMinute int) (ports.Ra
 	sh.tat[key] = tat + interval
 	sh.mu.Unlock()
 	return ports.RateDecision{Allowed: true}, nil
+}
+
+// Refund gives back one token that Take granted for key at perMinute, for a
+// caller that was refused by a second limiter after this one allowed it (the
+// Redis store's shared bucket). A key no longer tracked is already full and
+// is left alone.
+func (s *RateStore) Refund(_ context.Context, key string, perMinute int) {
+	if perMinute <= 0 {
+		return
+	}
+	interval := refillInterval(perMinute)
+	key = storedKey(key)
+	sh := &s.shards[maphash.String(s.seed, key)&s.shardMask]
+	sh.mu.Lock()
+	if tat, tracked := sh.tat[key]; tracked {
+		sh.tat[key] = tat - interval
+	}
+	sh.mu.Unlock()
+}
+
+// refillInterval is the nanoseconds one token takes to refill at perMinute.
+func refillInterval(perMinute int) int64 {
+	return max(int64(time.Minute)/int64(perMinute), 1)
 }
 
 // storedKey bounds the size of a key kept in memory.

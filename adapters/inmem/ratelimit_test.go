@@ -370,3 +370,38 @@ func BenchmarkRateStoreTakeParallel(b *testing.B) {
 		}
 	})
 }
+
+// TestRateStoreRefundGivesBackOneToken: a refunded token can be taken
+// again; a refund never makes a bucket fuller than full and never creates a
+// bucket.
+func TestRateStoreRefundGivesBackOneToken(t *testing.T) {
+	clock := newFakeClock()
+	s := inmem.NewRateStore(clock)
+	ctx := context.Background()
+	const key, perMinute = "alice\x00tool\x00calculate", 5
+	if n, _ := drain(t, s, key, perMinute); n != perMinute {
+		t.Fatalf("burst %d, want %d", n, perMinute)
+	}
+	s.Refund(ctx, key, perMinute)
+	if d := take(t, s, key, perMinute); !d.Allowed {
+		t.Fatalf("the refunded token was not available: %+v", d)
+	}
+	if d := take(t, s, key, perMinute); d.Allowed {
+		t.Fatal("a refund gave back more than one token")
+	}
+
+	// Refunds on a full bucket add nothing beyond capacity.
+	clock.Advance(time.Hour)
+	for i := 0; i < 10; i++ {
+		s.Refund(ctx, key, perMinute)
+	}
+	if n, _ := drain(t, s, key, perMinute); n != perMinute {
+		t.Fatalf("after refunds on a full bucket the burst is %d, want %d", n, perMinute)
+	}
+	before := s.Len()
+	s.Refund(ctx, "never-seen", perMinute)
+	s.Refund(ctx, key, 0)
+	if s.Len() != before {
+		t.Fatal("a refund created a bucket")
+	}
+}

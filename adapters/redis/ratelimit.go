@@ -154,12 +154,20 @@ func WithClock(clock ports.Clock) Option {
 // Bucket keys are the prefix followed by the hex SHA-256 of the caller's key,
 // so subjects and component names never shape a Redis key.
 //
-// When Redis fails or exceeds the call timeout, the check is answered by the
-// fallback store (per process, never unlimited) and the store is degraded:
-// further checks go straight to the fallback, and once per retry interval a
-// single check tries Redis again. The first success, or a successful health
-// check, ends the degraded state. Budgets do not carry over between the two
-// stores, so a caller may get up to one extra burst per transition.
+// The per-process fallback store is charged for every call this replica
+// serves, whether Redis is up or not, and is asked first: a call it refuses
+// is refused without a Redis round trip, and a call Redis refuses is given
+// back to it (when it can take a refund, as the in-memory store can). So the
+// fallback always holds what is left of this replica's budget, and an
+// outage, or a Redis that flaps between up and down (or restarts empty),
+// never hands a caller a fresh budget: one replica serves at most one
+// budget per key however Redis behaves, and while Redis answers all
+// replicas together serve at most one.
+//
+// When Redis fails or exceeds the call timeout, the fallback's answer
+// stands and the store is degraded: further checks skip Redis, and once per
+// retry interval a single check tries it again. The first success, or a
+// successful health check, ends the degraded state.
 //
 // A RateStore starts no goroutine, does not own its client and is safe for
 // concurrent use. It is also a ports.HealthReporter.
@@ -209,26 +217,40 @@ func NewRateStore(client *goredis.Client, fallback ports.RateStore, opts ...Opti
 	}, nil
 }
 
-// Take consumes one token from key's bucket in Redis, or from the fallback
-// store while Redis is unavailable. It returns an error only for
+// Refunder is a fallback store that can give back a token its Take
+// granted; inmem.RateStore is one. A fallback without it stays charged for
+// calls Redis refused, which only narrows this replica's budget.
+type Refunder interface {
+	Refund(ctx context.Context, key string, perMinute int)
+}
+
+// Take consumes one token from key's bucket in the fallback store and, while
+// Redis is available, one from the shared bucket in Redis; the call is
+// allowed only when both allow it. It returns an error only for
 // perMinute <= 0 or when the fallback itself fails.
 func (s *RateStore) Take(ctx context.Context, key string, perMinute int) (ports.RateDecision, error) {
 	if perMinute <= 0 {
 		return ports.RateDecision{}, ErrInvalidLimit
 	}
-	if !s.shouldTryRedis() {
-		return s.fallback.Take(ctx, key, perMinute)
+	local, err := s.fallback.Take(ctx, key, perMinute)
+	if err != nil || !local.Allowed || !s.shouldTryRedis() {
+		return local, err
 	}
-	d, err := s.takeRedis(ctx, key, min(perMinute, MaxPerMinute))
-	if err == nil {
-		s.degraded.Store(false)
-		return d, nil
+	shared, err := s.takeRedis(ctx, key, min(perMinute, MaxPerMinute))
+	if err != nil {
+		// A caller that gave up is no evidence against Redis.
+		if ctx.Err() == nil {
+			s.markDegraded()
+		}
+		return local, nil
 	}
-	// A caller that gave up is no evidence against Redis.
-	if ctx.Err() == nil {
-		s.markDegraded()
+	s.degraded.Store(false)
+	if !shared.Allowed {
+		if r, ok := s.fallback.(Refunder); ok {
+			r.Refund(ctx, key, perMinute)
+		}
 	}
-	return s.fallback.Take(ctx, key, perMinute)
+	return shared, nil
 }
 
 func (s *RateStore) takeRedis(ctx context.Context, key string, perMinute int) (ports.RateDecision, error) {

@@ -169,7 +169,7 @@ func TestRedisKeyIsPrefixedHashedAndStable(t *testing.T) {
 
 func TestTakeFallsBackWhenRedisIsDown(t *testing.T) {
 	client, counter := deadClient(t)
-	fallback := &recordingStore{decision: ports.RateDecision{RetryAfter: 7 * time.Second}}
+	fallback := &recordingStore{decision: ports.RateDecision{Allowed: true}}
 	s := newStore(t, client, fallback, redis.WithClock(&fakeClock{}))
 
 	d, err := s.Take(context.Background(), "alice\x00tool\x00calculate", 30)
@@ -187,6 +187,21 @@ func TestTakeFallsBackWhenRedisIsDown(t *testing.T) {
 	}
 	if !s.Degraded() {
 		t.Fatal("store not marked degraded after Redis failed")
+	}
+}
+
+// TestFallbackRefusalEndsTheCheck: the per-process bucket is asked first;
+// what it refuses never costs a Redis round trip.
+func TestFallbackRefusalEndsTheCheck(t *testing.T) {
+	client, counter := deadClient(t)
+	fallback := &recordingStore{decision: ports.RateDecision{RetryAfter: 7 * time.Second}}
+	s := newStore(t, client, fallback)
+	d, err := s.Take(context.Background(), "k", 30)
+	if err != nil || d != fallback.decision {
+		t.Fatalf("Take = %+v, %v; want the fallback's refusal %+v", d, err, fallback.decision)
+	}
+	if counter.scripts.Load() != 0 || s.Degraded() {
+		t.Fatalf("a locally refused call reached Redis (%d scripts, degraded %v)", counter.scripts.Load(), s.Degraded())
 	}
 }
 

@@ -257,6 +257,9 @@ func Authorizer(s *settings.Settings) (ports.Authorizer, error) {
 	return p, nil
 }
 
+// The per-process store takes back the tokens the shared bucket refused.
+var _ redis.Refunder = (*inmem.RateStore)(nil)
+
 func (rt *Runtime) rateStore(clock ports.Clock) (ports.RateStore, error) {
 	local := inmem.NewRateStore(clock)
 	if rt.Settings.RedisURL == "" {

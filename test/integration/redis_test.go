@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -66,24 +67,9 @@ func (denyAll) Authorize(context.Context, ports.Principal, ports.Action, ports.R
 	return ports.Decision{Reason: "integration test denies every resource"}
 }
 
-// failingStore is a fallback that must never be consulted.
-type failingStore struct {
-	mu    sync.Mutex
-	calls int
-}
-
-func (f *failingStore) Take(context.Context, string, int) (ports.RateDecision, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.calls++
-	return ports.RateDecision{}, nil
-}
-
-func (f *failingStore) count() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.calls
-}
+// localStore is the per-process store every Redis store is charged
+// alongside, as in production.
+func localStore() *inmem.RateStore { return inmem.NewRateStore(ports.SystemClock{}) }
 
 // ---- the app under test ----
 
@@ -141,7 +127,7 @@ func newReplica(t *testing.T, url string, perMinute int, opts ...redis.Option) r
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = client.Close() })
-	store, err := redis.NewRateStore(client, inmem.NewRateStore(ports.SystemClock{}), opts...)
+	store, err := redis.NewRateStore(client, localStore(), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,8 +194,7 @@ func redisClient(t testing.TB, url string) *goredis.Client {
 func TestRedisScriptEnforcesBudget(t *testing.T) {
 	url, _ := startRedis(t)
 	client := redisClient(t, url)
-	fallback := &failingStore{}
-	store, err := redis.NewRateStore(client, fallback)
+	store, err := redis.NewRateStore(client, localStore())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -230,8 +215,8 @@ func TestRedisScriptEnforcesBudget(t *testing.T) {
 	if d.RetryAfter <= 10*time.Second || d.RetryAfter > 12*time.Second {
 		t.Fatalf("RetryAfter = %v, want just under 12s", d.RetryAfter)
 	}
-	if n := fallback.count(); n != 0 || store.Degraded() {
-		t.Fatalf("the fallback answered %d checks (degraded %v): Redis did not", n, store.Degraded())
+	if store.Degraded() {
+		t.Fatal("the store fell back: Redis did not answer")
 	}
 
 	// The bucket is a hash with tokens and ts, expiring a little after it
@@ -257,7 +242,7 @@ func TestRedisScriptEnforcesBudget(t *testing.T) {
 func TestRedisScriptRefillsByServerClock(t *testing.T) {
 	url, _ := startRedis(t)
 	client := redisClient(t, url)
-	store, err := redis.NewRateStore(client, &failingStore{})
+	store, err := redis.NewRateStore(client, localStore())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +296,7 @@ func TestRedisScriptRefillsByServerClock(t *testing.T) {
 func TestRedisKeysNeverCarryCallerStrings(t *testing.T) {
 	url, _ := startRedis(t)
 	client := redisClient(t, url)
-	store, err := redis.NewRateStore(client, &failingStore{})
+	store, err := redis.NewRateStore(client, localStore())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -388,9 +373,10 @@ func TestRedisOutageFallsBackAndRecovers(t *testing.T) {
 
 	srv.Stop()
 
-	// The per-process fallback takes over with its own full bucket: calls
-	// keep working, and are still limited.
-	for i := 0; i < ceiling; i++ {
+	// The per-process fallback takes over with what is left of alice's
+	// budget (it was charged for the call through Redis): calls keep
+	// working, still limited, and no fresh budget appears.
+	for i := 1; i < ceiling; i++ {
 		wantOK(t, r.call(t, alice, probeTool), "fallback call "+strconv.Itoa(i+1))
 	}
 	for i := 0; i < 5; i++ {
@@ -411,12 +397,111 @@ func TestRedisOutageFallsBackAndRecovers(t *testing.T) {
 	if r.store.Degraded() {
 		t.Fatal("store still degraded after Redis answered")
 	}
-	// Checks go to Redis again: the restarted (empty) server gains the
-	// bucket, and alice has a fresh Redis budget.
-	wantOK(t, r.call(t, alice, probeTool), "call after recovery")
+	// The restarted Redis is empty, but alice's spent budget is not given
+	// back: this replica still refuses her on the drained tool.
+	wantRateLimited(t, r.call(t, alice, probeTool), "drained tool after recovery")
+	// Checks go to Redis again: another tool's call creates its bucket.
+	wantOK(t, r.call(t, alice, otherTool), "call after recovery")
 	n, err := redisClient(t, srv.URL()).Keys(ctx, serverKeyGlob).Result()
 	if err != nil || len(n) != 1 {
 		t.Fatalf("Redis holds %v (%v) after recovery, want alice's bucket", n, err)
+	}
+}
+
+// hammer calls tool as p from several goroutines until the returned finish
+// is called, which reports how many calls were allowed and for how long
+// the load ran.
+func hammer(r replica, p ports.Principal, tool string) (finish func() (allowed int64, elapsed time.Duration)) {
+	var allowed atomic.Int64
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	start := time.Now()
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if _, err := r.app.Call(context.Background(), p, tool, nil); err == nil {
+					allowed.Add(1)
+				}
+			}
+		}()
+	}
+	return func() (int64, time.Duration) {
+		close(stop)
+		wg.Wait()
+		return allowed.Load(), time.Since(start)
+	}
+}
+
+// wantOneBudget fails unless allowed is at least one burst and at most what
+// one caller may get in elapsed at perMinute: the burst plus the refill,
+// with a second's refill of slack.
+func wantOneBudget(t *testing.T, perMinute int, allowed int64, elapsed time.Duration, what string) {
+	t.Helper()
+	limit := int64(perMinute) + int64(float64(perMinute)*elapsed.Minutes()) + int64(perMinute/60)
+	if allowed > limit || allowed < int64(perMinute) {
+		t.Fatalf("alice got %d calls in %v %s; one budget allows %d", allowed, elapsed.Round(time.Millisecond), what, limit)
+	}
+	t.Logf("%d calls allowed in %v %s (one budget: %d)", allowed, elapsed.Round(time.Millisecond), what, limit)
+}
+
+// TestRedisOutageNeverMultipliesTheBudget: at 600/min, Redis is killed
+// mid-load; the caller still gets one budget (the burst plus the refill),
+// not a second burst from a fresh per-process bucket.
+func TestRedisOutageNeverMultipliesTheBudget(t *testing.T) {
+	srv := startRedisServer(t)
+	const ceiling = 600
+	r := newReplica(t, srv.URL(), ceiling, redis.WithRetryInterval(100*time.Millisecond))
+	alice := ports.NewPrincipal("alice", probeScope)
+
+	finish := hammer(r, alice, probeTool)
+	time.Sleep(time.Second)
+	srv.Stop()
+	time.Sleep(2 * time.Second)
+	allowed, elapsed := finish()
+
+	if !r.store.Degraded() {
+		t.Fatal("store not degraded with Redis down")
+	}
+	if got := r.store.Health(context.Background()); got != ports.HealthDegraded {
+		t.Fatalf("Health = %q with Redis down, want degraded", got)
+	}
+	wantOneBudget(t, ceiling, allowed, elapsed, "across a Redis outage")
+}
+
+// TestFlappingRedisNeverMultipliesTheBudget: Redis goes down and comes
+// back empty again and again under load; every restart offers a fresh
+// shared bucket and every outage the per-process one, and neither may add
+// to the caller's one budget.
+func TestFlappingRedisNeverMultipliesTheBudget(t *testing.T) {
+	srv := startRedisServer(t)
+	const ceiling = 600
+	r := newReplica(t, srv.URL(), ceiling, redis.WithRetryInterval(50*time.Millisecond))
+	alice := ports.NewPrincipal("alice", probeScope)
+
+	finish := hammer(r, alice, probeTool)
+	start := time.Now()
+	flaps := 0
+	for time.Since(start) < 4*time.Second {
+		time.Sleep(300 * time.Millisecond)
+		srv.Stop()
+		time.Sleep(300 * time.Millisecond)
+		srv.Restart()
+		flaps++
+	}
+	time.Sleep(300 * time.Millisecond)
+	allowed, elapsed := finish()
+
+	wantOneBudget(t, ceiling, allowed, elapsed, "across "+strconv.Itoa(flaps)+" Redis restarts")
+	// Redis is back and answering: the store is healthy again.
+	if got := r.store.Health(context.Background()); got != ports.HealthOK {
+		t.Fatalf("Health after the last restart = %q, want ok", got)
 	}
 }
 
@@ -458,7 +543,7 @@ func TestHungRedisTimesOutToFallback(t *testing.T) {
 
 func BenchmarkRedisTake(b *testing.B) {
 	url, _ := startRedis(b)
-	store, err := redis.NewRateStore(redisClient(b, url), &failingStore{})
+	store, err := redis.NewRateStore(redisClient(b, url), localStore())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -476,7 +561,7 @@ func BenchmarkRedisTake(b *testing.B) {
 
 func BenchmarkRedisTakeParallel(b *testing.B) {
 	url, _ := startRedis(b)
-	store, err := redis.NewRateStore(redisClient(b, url), &failingStore{})
+	store, err := redis.NewRateStore(redisClient(b, url), localStore())
 	if err != nil {
 		b.Fatal(err)
 	}
