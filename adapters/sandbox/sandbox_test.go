@@ -33,7 +33,7 @@ func skipOrFail(t *testing.T, format string, args ...any) {
 
 // workdir is a scratch root the sandbox uid can reach: testing's TempDir
 // is private to the server's uid.
-func workdir(t *testing.T) string {
+func workdir(t testing.TB) string {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "exec-sandbox-")
 	if err != nil {
