@@ -159,7 +159,7 @@ func (s *Settings) vars() []*Var {
 		integer("ARROWHEAD_EXEC_MAX_CODE_BYTES", "100000", &s.ExecMaxCodeBytes),
 		integer("ARROWHEAD_EXEC_MAX_COPY_BYTES", "50000000", &s.ExecMaxCopyBytes),
 		integer("ARROWHEAD_EXEC_COPY_MAX_FILES", "500", &s.ExecCopyMaxFiles),
-		text("ARROWHEAD_EXEC_TEST_COMMAND", "", &s.ExecTestCommand),
+		text("ARROWHEAD_EXEC_TEST_COMMAND", "", &s.ExecTestCommand, check(optional(commandLine))),
 
 		// Working sets and context packer.
 		integer("ARROWHEAD_WORKINGSET_MAX_SETS", "100", &s.WorkingsetMaxSets),
