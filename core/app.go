@@ -5,7 +5,8 @@
 // boundary, one audit line, span end.
 //
 // core imports only the standard library and ports; adapters supply the
-// outside world through the Deps struct.
+// outside world through the Deps struct, and each tool family through the
+// ports its Family binds.
 package core
 
 import (
@@ -45,16 +46,10 @@ type Deps struct {
 	Tracer     ports.Tracer
 	Metrics    ports.Metrics
 	Clock      ports.Clock
-	// Families supplies the tools, resources and prompts of each family,
-	// built from the same dependencies (see Components).
-	Components []Components
-}
-
-// Components are what one family contributes to the catalog.
-type Components struct {
-	Tools     []catalog.ToolSpec
-	Resources []catalog.ResourceSpec
-	Prompts   []catalog.PromptSpec
+	// Families are the tool families, each bound to its ports (see
+	// Family). Only those the profile selects and whose gate is open are
+	// built; building one with a port missing is an error.
+	Families []Member
 }
 
 type toolEntry struct {
@@ -83,8 +78,8 @@ type App struct {
 // ErrMissingDependency is returned by New when a dependency is nil.
 var ErrMissingDependency = errors.New("missing dependency")
 
-// New builds the application. Only tools whose family is in the active
-// profile (and whose family gate is open) are registered.
+// New builds the application. Only families in the active profile whose
+// gate is open are built and registered.
 func New(d Deps) (*App, error) {
 	switch {
 	case d.Settings == nil:
@@ -113,38 +108,51 @@ func New(d Deps) (*App, error) {
 		tools:      map[string]toolEntry{},
 		prompts:    map[string]catalog.PromptSpec{},
 	}
-	families := EnabledFamilies(d.Settings)
-	for _, c := range d.Components {
-		for _, t := range c.Tools {
-			if t.IsZero() {
-				return nil, fmt.Errorf("%w: a tool spec was never built", catalog.ErrIncompleteSpec)
-			}
-			if !slices.Contains(families, t.Family()) {
-				continue
-			}
-			if _, dup := a.tools[t.Name()]; dup {
-				return nil, fmt.Errorf("duplicate tool %q", t.Name())
-			}
-			a.tools[t.Name()] = toolEntry{spec: t, perMinute: d.Settings.Limit(t.Ceiling().Var, t.Ceiling().Default)}
-			a.toolOrder = append(a.toolOrder, t.Name())
+	profile := catalog.Profiles[d.Settings.Profile]
+	for _, m := range d.Families {
+		if !slices.Contains(profile, m.familyID()) || !m.gate(d.Settings) {
+			continue
 		}
-		for _, r := range c.Resources {
-			if err := checkResource(r); err != nil {
-				return nil, err
-			}
-			a.resources = append(a.resources, r)
+		c, err := m.components(d.Settings)
+		if err != nil {
+			return nil, err
 		}
-		for _, p := range c.Prompts {
-			if p.Name == "" || p.Handler == nil || p.Scope == "" {
-				return nil, fmt.Errorf("%w: prompt %q needs a name, scope and handler", catalog.ErrIncompleteSpec, p.Name)
-			}
-			a.prompts[p.Name] = p
+		if err := a.register(c); err != nil {
+			return nil, err
 		}
 	}
 	sort.Strings(a.toolOrder)
 	a.resources = append(a.resources, a.integrityResource())
 	a.SetDisabled(d.Settings.DisabledTools)
 	return a, nil
+}
+
+// register adds one family's components, refusing an incomplete or
+// duplicate one.
+func (a *App) register(c Components) error {
+	for _, t := range c.Tools {
+		if err := t.Check(); err != nil {
+			return err
+		}
+		if _, dup := a.tools[t.Name()]; dup {
+			return fmt.Errorf("duplicate tool %q", t.Name())
+		}
+		a.tools[t.Name()] = toolEntry{spec: t, perMinute: a.settings.Limit(t.Ceiling().Var, t.Ceiling().Default)}
+		a.toolOrder = append(a.toolOrder, t.Name())
+	}
+	for _, r := range c.Resources {
+		if err := checkResource(r); err != nil {
+			return err
+		}
+		a.resources = append(a.resources, r)
+	}
+	for _, p := range c.Prompts {
+		if p.Name == "" || p.Handler == nil || p.Scope == "" {
+			return fmt.Errorf("%w: prompt %q needs a name, scope and handler", catalog.ErrIncompleteSpec, p.Name)
+		}
+		a.prompts[p.Name] = p
+	}
+	return nil
 }
 
 func checkResource(r catalog.ResourceSpec) error {
@@ -155,25 +163,6 @@ func checkResource(r catalog.ResourceSpec) error {
 		return fmt.Errorf("%w: resource template %q needs a matcher", catalog.ErrIncompleteSpec, r.Name)
 	}
 	return nil
-}
-
-// EnabledFamilies applies the profile and the family gates.
-func EnabledFamilies(s *settings.Settings) []catalog.Family {
-	var out []catalog.Family
-	for _, f := range catalog.Profiles[s.Profile] {
-		switch f {
-		case catalog.FamilyExec:
-			if !s.ExecEnabled {
-				continue
-			}
-		case catalog.FamilyNotify:
-			if len(s.NotifyAllowlist) == 0 {
-				continue
-			}
-		}
-		out = append(out, f)
-	}
-	return out
 }
 
 // SetDisabled replaces the kill-switch set: names of tools, prompts,
@@ -322,26 +311,15 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 		if argErr != nil {
 			return argErr
 		}
-		if err := e.spec.Input().Validate(parsed); err != nil {
-			return catalog.Invalid("%s.", capitalize(err.Error()))
-		}
-		r, err := e.spec.Handler()(ctx, catalog.Call{
+		r, err := e.spec.Invoke(ctx, catalog.Call{
 			Principal:  p,
-			Args:       parsed,
-			Raw:        raw,
 			Caps:       o.caps,
 			Inputs:     o.inputs,
 			InputState: o.inputState,
 			Progress:   o.progress,
-		})
-		if err != nil {
-			return err
-		}
-		if r.NeedInput == nil && r.Structured == nil {
-			return fmt.Errorf("tool %s returned no structured content", name)
-		}
+		}, parsed)
 		result = r
-		return nil
+		return err
 	})
 	if err != nil {
 		return catalog.Result{}, err
@@ -428,11 +406,4 @@ func jsonDepth(b []byte) int {
 		}
 	}
 	return maxDepth
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }

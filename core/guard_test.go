@@ -10,6 +10,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
@@ -33,34 +34,32 @@ func loadSettings(t testing.TB, env map[string]string) *settings.Settings {
 	return s
 }
 
+type echoInput struct {
+	Text string `json:"text" description:"Text." maxLength:"64"`
+}
+
+type echoOutput struct {
+	Text string `json:"text" description:"Text."`
+}
+
 // echoTool echoes its argument; behaviours are selected by the argument.
-func echoTool(t testing.TB) catalog.ToolSpec {
-	t.Helper()
-	return catalog.MustTool(catalog.ToolDef{
+func echoTool() catalog.ToolSpec {
+	return catalog.Define[echoInput, echoOutput](catalog.ToolDef{
 		Name:        "echo",
 		Family:      catalog.FamilyCore,
 		Scope:       "tools:read",
 		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CALCULATE_PER_MINUTE", Default: 120},
 		Description: "Echo text. Example: echo(text=\"hi\")",
-		Input: catalog.Object(map[string]*catalog.Schema{
-			"text": catalog.String("Text.", 64),
-		}, "text"),
-		Output: catalog.Object(map[string]*catalog.Schema{"text": catalog.String("Text.", 0)}, "text"),
-		Handler: func(_ context.Context, call catalog.Call) (catalog.Result, error) {
-			var a struct{ Text string }
-			if err := call.Bind(&a); err != nil {
-				return catalog.Result{}, err
-			}
-			switch {
-			case strings.HasPrefix(a.Text, "panic"):
-				panic("boom " + a.Text)
-			case strings.HasPrefix(a.Text, "fail"):
-				return catalog.Result{}, fmt.Errorf("driver said: %s at /etc/secret", a.Text)
-			case strings.HasPrefix(a.Text, "deliberate"):
-				return catalog.Result{}, catalog.Failed("Upstream answered badly.")
-			}
-			return catalog.Result{Structured: map[string]any{"text": a.Text}, Text: a.Text}, nil
-		},
+	}).Bind(func(_ context.Context, _ catalog.Call, in echoInput) (*catalog.Reply[echoOutput], error) {
+		switch {
+		case strings.HasPrefix(in.Text, "panic"):
+			panic("boom " + in.Text)
+		case strings.HasPrefix(in.Text, "fail"):
+			return nil, fmt.Errorf("driver said: %s at /etc/secret", in.Text)
+		case strings.HasPrefix(in.Text, "deliberate"):
+			return nil, catalog.Failed("Upstream answered badly.")
+		}
+		return catalog.Answer(echoOutput{Text: in.Text}, in.Text), nil
 	})
 }
 
@@ -81,7 +80,7 @@ func newFixture(t testing.TB, env map[string]string) fixture {
 		Tracer:     f.tracer,
 		Metrics:    portstest.NoopMetrics{},
 		Clock:      ports.SystemClock{},
-		Components: []core.Components{{Tools: []catalog.ToolSpec{echoTool(t)}}},
+		Families:   []core.Member{coretest.Tools(echoTool())},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -249,22 +248,30 @@ func TestProfileExcludesFamilies(t *testing.T) {
 	if len(f.app.Tools()) != 1 {
 		t.Fatal("the core family is part of the docs profile")
 	}
-	// The coding profile also carries core; exec stays gated.
-	if fam := core.EnabledFamilies(loadSettings(t, map[string]string{"ARROWHEAD_PROFILE": "coding"})); containsFamily(fam, catalog.FamilyExec) {
-		t.Fatal("exec enabled without ARROWHEAD_EXEC_ENABLED")
-	}
-	if fam := core.EnabledFamilies(loadSettings(t, map[string]string{"ARROWHEAD_PROFILE": "full"})); containsFamily(fam, catalog.FamilyNotify) {
-		t.Fatal("notify enabled without an allowlist")
-	}
 }
 
-func containsFamily(fs []catalog.Family, f catalog.Family) bool {
-	for _, x := range fs {
-		if x == f {
-			return true
+// TestFamilyGate: a family the profile selects is still not served while
+// its gate is closed (exec without ARROWHEAD_EXEC_ENABLED, for one).
+func TestFamilyGate(t *testing.T) {
+	for _, enabled := range []string{"false", "true"} {
+		s := loadSettings(t, map[string]string{"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_EXEC_ENABLED": enabled})
+		tool := func(*settings.Settings) core.Components {
+			return core.Components{Tools: []catalog.ToolSpec{echoTool()}}
+		}
+		gated := core.Family[struct{}]{
+			ID: catalog.FamilyExec, Gate: func(s *settings.Settings) bool { return s.ExecEnabled },
+			Declare: tool, Bind: func(s *settings.Settings, _ struct{}) core.Components { return tool(s) },
+		}
+		app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
+			Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+			Families: []core.Member{gated.With(struct{}{})}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if served := len(app.Tools()) == 1; served != (enabled == "true") {
+			t.Errorf("ARROWHEAD_EXEC_ENABLED=%s: served=%v", enabled, served)
 		}
 	}
-	return false
 }
 
 func TestDeepArgumentsRefusedBeforeParsing(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
@@ -15,14 +16,12 @@ import (
 
 func testServer(t *testing.T) *Server {
 	t.Helper()
-	tool := catalog.MustTool(catalog.ToolDef{
+	tool := catalog.Define[struct{}, struct{}](catalog.ToolDef{
 		Name: "calculate", Family: catalog.FamilyCore, Scope: "tools:read",
 		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CALCULATE_PER_MINUTE", Default: 1},
 		Description: "x. Example: calculate()",
-		Input:       catalog.Object(map[string]*catalog.Schema{}), Output: catalog.Object(map[string]*catalog.Schema{}),
-		Handler: func(context.Context, catalog.Call) (catalog.Result, error) {
-			return catalog.Result{Structured: map[string]any{}}, nil
-		},
+	}).Bind(func(context.Context, catalog.Call, struct{}) (*catalog.Reply[struct{}], error) {
+		return catalog.Answer(struct{}{}, ""), nil
 	})
 	prompt := catalog.PromptSpec{Name: "summarize_document", Scope: "docs:read",
 		Handler: func(context.Context, catalog.PromptCall) (catalog.PromptResult, error) {
@@ -31,7 +30,7 @@ func testServer(t *testing.T) *Server {
 	s := settings.Defaults()
 	app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
 		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-		Components: []core.Components{{Tools: []catalog.ToolSpec{tool}, Prompts: []catalog.PromptSpec{prompt}}}})
+		Families: []core.Member{coretest.Family(catalog.FamilyCore, core.Components{Tools: []catalog.ToolSpec{tool}, Prompts: []catalog.PromptSpec{prompt}})}})
 	if err != nil {
 		t.Fatal(err)
 	}

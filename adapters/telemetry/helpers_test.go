@@ -12,6 +12,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -97,19 +98,25 @@ func (unlimited) Take(context.Context, string, int) (ports.RateDecision, error) 
 // probeScope is the scope of the test tools.
 const probeScope = "probe:read"
 
-func probeTool(t testing.TB, name string, h catalog.Handler) catalog.ToolSpec {
+type probeInput struct {
+	Text string `json:"text" description:"text"`
+	Note string `json:"note,omitempty" description:"note"`
+}
+
+type probeOutput struct {
+	Length float64 `json:"length,omitempty" description:"length"`
+}
+
+func probeTool(t testing.TB, name string, h catalog.Handler[probeInput, probeOutput]) catalog.ToolSpec {
 	t.Helper()
-	spec, err := catalog.NewTool(catalog.ToolDef{
+	spec := catalog.Define[probeInput, probeOutput](catalog.ToolDef{
 		Name:        name,
 		Family:      catalog.FamilyCore,
 		Scope:       probeScope,
 		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_" + strings.ToUpper(name) + "_PER_MINUTE", Default: 600},
 		Description: "Test probe. Example: " + name + "(text=\"x\").",
-		Input:       catalog.Object(map[string]*catalog.Schema{"text": catalog.String("text", 0), "note": catalog.String("note", 0)}, "text"),
-		Output:      catalog.Object(map[string]*catalog.Schema{"length": catalog.Number("length")}),
-		Handler:     h,
-	})
-	if err != nil {
+	}).Bind(h)
+	if err := spec.Check(); err != nil {
 		t.Fatal(err)
 	}
 	return spec
@@ -120,19 +127,19 @@ func probeTool(t testing.TB, name string, h catalog.Handler) catalog.ToolSpec {
 // error, panic with it, or refuse deliberately.
 func newProbeApp(t testing.TB, sink ports.AuditSink, tracer ports.Tracer, metrics ports.Metrics) *core.App {
 	t.Helper()
-	text := func(c catalog.Call) string { s, _ := c.Args["text"].(string); return s }
+	type reply = *catalog.Reply[probeOutput]
 	tools := []catalog.ToolSpec{
-		probeTool(t, "probe_echo", func(_ context.Context, c catalog.Call) (catalog.Result, error) {
-			return catalog.Result{Structured: map[string]any{"length": len(text(c))}, Text: text(c)}, nil
+		probeTool(t, "probe_echo", func(_ context.Context, _ catalog.Call, in probeInput) (reply, error) {
+			return catalog.Answer(probeOutput{Length: float64(len(in.Text))}, in.Text), nil
 		}),
-		probeTool(t, "probe_fail", func(_ context.Context, c catalog.Call) (catalog.Result, error) {
-			return catalog.Result{}, fmt.Errorf("driver said: password=%s", text(c))
+		probeTool(t, "probe_fail", func(_ context.Context, _ catalog.Call, in probeInput) (reply, error) {
+			return nil, fmt.Errorf("driver said: password=%s", in.Text)
 		}),
-		probeTool(t, "probe_panic", func(_ context.Context, c catalog.Call) (catalog.Result, error) {
-			panic(errors.New("bad input " + text(c)))
+		probeTool(t, "probe_panic", func(_ context.Context, _ catalog.Call, in probeInput) (reply, error) {
+			panic(errors.New("bad input " + in.Text))
 		}),
-		probeTool(t, "probe_refuse", func(_ context.Context, c catalog.Call) (catalog.Result, error) {
-			return catalog.Result{}, catalog.Refuse(catalog.KindNotFound, "Not found.")
+		probeTool(t, "probe_refuse", func(context.Context, catalog.Call, probeInput) (reply, error) {
+			return nil, catalog.Refuse(catalog.KindNotFound, "Not found.")
 		}),
 	}
 	app, err := core.New(core.Deps{
@@ -143,7 +150,7 @@ func newProbeApp(t testing.TB, sink ports.AuditSink, tracer ports.Tracer, metric
 		Tracer:     tracer,
 		Metrics:    metrics,
 		Clock:      ports.SystemClock{},
-		Components: []core.Components{{Tools: tools}},
+		Families:   []core.Member{coretest.Tools(tools...)},
 	})
 	if err != nil {
 		t.Fatal(err)

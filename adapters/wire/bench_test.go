@@ -64,10 +64,7 @@ func BenchmarkCallHandlerOnly(b *testing.B) {
 		if err := json.Unmarshal(args, &parsed); err != nil {
 			b.Fatal(err)
 		}
-		if err := spec.Input().Validate(parsed); err != nil {
-			b.Fatal(err)
-		}
-		if _, err := spec.Handler()(ctx, catalog.Call{Principal: ports.Operator(), Args: parsed, Raw: args}); err != nil {
+		if _, err := spec.Invoke(ctx, catalog.Call{Principal: ports.Operator()}, parsed); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -55,13 +55,23 @@ type ListedPrompt struct {
 }
 
 // Catalog builds the catalog for s without opening any jail, database or
-// network client: every spec is a pure function of the settings.
+// network client: every family is declared, not bound.
 func Catalog(ctx context.Context, s *settings.Settings) (Listing, error) {
-	tel, err := telemetry.Setup(ctx, telemetry.Config{})
+	app, err := declaredApp(ctx, s)
 	if err != nil {
 		return Listing{}, err
 	}
-	app, err := core.New(core.Deps{
+	return ListingOf(app), nil
+}
+
+// declaredApp is the application of s with every family declared, not
+// bound: it lists and serves nothing else.
+func declaredApp(ctx context.Context, s *settings.Settings) (*core.App, error) {
+	tel, err := telemetry.Setup(ctx, telemetry.Config{})
+	if err != nil {
+		return nil, err
+	}
+	return core.New(core.Deps{
 		Settings:   s,
 		Authorizer: authz.AllowAll{},
 		Rates:      inmem.NewRateStore(ports.SystemClock{}),
@@ -69,12 +79,8 @@ func Catalog(ctx context.Context, s *settings.Settings) (Listing, error) {
 		Tracer:     tel.Tracer(),
 		Metrics:    tel.Metrics(),
 		Clock:      ports.SystemClock{},
-		Components: families(s, familyDeps{}),
+		Families:   core.Declared(families(s, familyPorts{})),
 	})
-	if err != nil {
-		return Listing{}, err
-	}
-	return ListingOf(app), nil
 }
 
 // ListingOf renders an application's catalog.

@@ -16,21 +16,29 @@ import (
 // pgvectorPoolConns is the connection count of each pgvector pool.
 const pgvectorPoolConns = 4
 
+// connectors are the data family's adapters; a connector the settings do
+// not configure stays nil, which the data family serves as not configured.
+type connectors struct {
+	embedder ports.Embedder
+	sql      ports.SQLRunner
+	vectors  ports.VectorReader
+	writer   ports.VectorWriter
+}
+
 // openData opens the data connectors the settings configure: the SQL runner
 // (ARROWHEAD_SQL_DSN), the vector reader and writer (pgvector over the SQL
 // and write DSNs, or the embedded index when no Postgres is configured),
 // and the embedder.
-func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress ports.Egress, fd *familyDeps) error {
-	emb, err := openEmbedder(s, egress)
+func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress ports.Egress) (fd connectors, err error) {
+	fd.embedder, err = openEmbedder(s, egress)
 	if err != nil {
-		return err
+		return fd, err
 	}
-	fd.embedder = emb
 
 	if s.SQLDSN != "" {
 		runner, err := postgres.NewSQLRunner(ctx, s.SQLDSN)
 		if err != nil {
-			return fmt.Errorf("ARROWHEAD_SQL_DSN: %w", err)
+			return fd, fmt.Errorf("ARROWHEAD_SQL_DSN: %w", err)
 		}
 		rt.closers = append(rt.closers, func(context.Context) error { runner.Close(); return nil })
 		rt.Health = append(rt.Health, runner)
@@ -41,26 +49,26 @@ func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress po
 		// The single-machine default: an embedded index under the data
 		// directory serves both retrieval and ingestion.
 		if len(s.PgvectorCollections) == 0 {
-			return nil
+			return fd, nil
 		}
 		idx, err := inmem.OpenVectorIndex(ctx, inmem.VectorIndexConfigFromSettings(*s))
 		if err != nil {
-			return fmt.Errorf("ARROWHEAD_DATA_DIR: the embedded vector index cannot be opened: %w", err)
+			return fd, fmt.Errorf("ARROWHEAD_DATA_DIR: the embedded vector index cannot be opened: %w", err)
 		}
 		rt.closers = append(rt.closers, func(context.Context) error { return idx.Close() })
 		fd.vectors, fd.writer = idx, idx
-		return nil
+		return fd, nil
 	}
 	cfg := postgres.VectorConfigFromSettings(*s)
 	if s.SQLDSN != "" && len(s.PgvectorCollections) > 0 {
 		pool, err := postgres.NewVectorPool(s.SQLDSN, pgvectorPoolConns)
 		if err != nil {
-			return fmt.Errorf("ARROWHEAD_SQL_DSN: %w", err)
+			return fd, fmt.Errorf("ARROWHEAD_SQL_DSN: %w", err)
 		}
 		rt.closers = append(rt.closers, func(context.Context) error { pool.Close(); return nil })
 		reader, err := postgres.NewVectorReader(cfg, pool)
 		if err != nil {
-			return fmt.Errorf("ARROWHEAD_PGVECTOR_COLLECTIONS: %w", err)
+			return fd, fmt.Errorf("ARROWHEAD_PGVECTOR_COLLECTIONS: %w", err)
 		}
 		rt.Health = append(rt.Health, reader)
 		fd.vectors = reader
@@ -68,17 +76,17 @@ func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress po
 	if s.VectorWriteDSN != "" && len(s.PgvectorCollections) > 0 {
 		pool, err := postgres.NewVectorPool(s.VectorWriteDSN, pgvectorPoolConns)
 		if err != nil {
-			return fmt.Errorf("ARROWHEAD_VECTOR_WRITE_DSN: %w", err)
+			return fd, fmt.Errorf("ARROWHEAD_VECTOR_WRITE_DSN: %w", err)
 		}
 		rt.closers = append(rt.closers, func(context.Context) error { pool.Close(); return nil })
 		writer, err := postgres.NewVectorWriter(cfg, pool)
 		if err != nil {
-			return fmt.Errorf("ARROWHEAD_PGVECTOR_COLLECTIONS: %w", err)
+			return fd, fmt.Errorf("ARROWHEAD_PGVECTOR_COLLECTIONS: %w", err)
 		}
 		rt.Health = append(rt.Health, writer)
 		fd.writer = writer
 	}
-	return nil
+	return fd, nil
 }
 
 // openEmbedder builds the configured embedder.

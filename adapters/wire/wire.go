@@ -167,7 +167,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (rt *Runtime, e
 	}
 	rt.closers = append(rt.closers, func(context.Context) error { return sandbox.Close() })
 
-	docs, err := fs.OpenDocuments(fs.DocumentsConfig{
+	corpus, err := fs.OpenDocuments(fs.DocumentsConfig{
 		Root:          s.DocsRoot,
 		Extensions:    s.DocAllowedExtensions,
 		MaxReadBytes:  int64(max(s.DocMaxBytes, s.ScanPerFileMaxBytes)),
@@ -177,11 +177,10 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (rt *Runtime, e
 	if err != nil {
 		return nil, errors.New("ARROWHEAD_DOCS_ROOT: the document corpus cannot be opened")
 	}
-	fd := familyDeps{egress: egress, sandbox: sandbox, documents: docs, authorizer: authorizer}
-	if err := rt.openData(ctx, s, egress, &fd); err != nil {
+	conn, err := rt.openData(ctx, s, egress)
+	if err != nil {
 		return nil, err
 	}
-	components := families(s, fd)
 	rt.App, err = core.New(core.Deps{
 		Settings:   s,
 		Authorizer: authorizer,
@@ -190,7 +189,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (rt *Runtime, e
 		Tracer:     tel.Tracer(),
 		Metrics:    tel.Metrics(),
 		Clock:      clock,
-		Components: components,
+		Families:   families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn}),
 	})
 	if err != nil {
 		return nil, err
@@ -198,44 +197,23 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (rt *Runtime, e
 	return rt, nil
 }
 
-// familyDeps are the adapters the families draw on. A nil field leaves the
-// tools that need it registered but refusing ("not configured"), which is
-// also how the catalog is listed without opening anything.
-type familyDeps struct {
+// familyPorts are the opened adapters the families draw on.
+type familyPorts struct {
 	egress     ports.Egress
 	sandbox    ports.FileJail
-	documents  ports.DocumentStore
+	corpus     ports.DocumentStore
 	authorizer ports.Authorizer
-	sql        ports.SQLRunner
-	vectors    ports.VectorReader
-	writer     ports.VectorWriter
-	embedder   ports.Embedder
+	connectors
 }
 
-// families builds every family's components. Profiles and family gates are
-// applied by core.New.
-func families(s *settings.Settings, d familyDeps) []core.Components {
-	docTools, docResources, docPrompts := docs.Components(docs.Deps{
-		Settings:   s,
-		Store:      d.documents,
-		Egress:     d.egress,
-		Authorizer: d.authorizer,
-		Scanner:    security.NewRandomScanner(),
-	})
-	dataTools := data.Tools(data.Deps{
-		Settings:   s,
-		Authorizer: d.authorizer,
-		Vetter:     sqlguard.New(sqlguard.Config{MaxLength: s.SQLQueryMaxLength}),
-		SQL:        d.sql,
-		Vectors:    d.vectors,
-		Writer:     d.writer,
-		Embedder:   d.embedder,
-		Documents:  d.documents,
-	})
-	return []core.Components{
-		{Tools: coretools.Tools(coretools.Deps{Settings: s, Egress: d.egress, Sandbox: d.sandbox})},
-		{Tools: docTools, Resources: docResources, Prompts: docPrompts},
-		{Tools: dataTools},
+// families is every family with the ports it uses: one line per family.
+// The catalog listing calls it with no adapter open and serves none of it.
+func families(s *settings.Settings, p familyPorts) []core.Member {
+	return []core.Member{
+		coretools.Family.With(coretools.Ports{Egress: p.egress, Sandbox: p.sandbox}),
+		docs.Family.With(docs.Ports{Store: p.corpus, Egress: p.egress, Authorizer: p.authorizer, Scanner: security.NewRandomScanner()}),
+		data.Family.With(data.Ports{Authorizer: p.authorizer, Vetter: sqlguard.New(sqlguard.Config{MaxLength: s.SQLQueryMaxLength}),
+			Embedder: p.embedder, Documents: p.corpus, SQL: p.sql, Vectors: p.vectors, Writer: p.writer}),
 	}
 }
 

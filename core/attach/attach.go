@@ -116,14 +116,17 @@ func Classify(source string) Scheme {
 
 // Attachment is the minimal common attachment shape. A tool that needs more
 // fields declares its own; the hook carries unknown fields across untouched.
+//
+// Its tags are the argument schema of an attachment object; a tool taking
+// one supplies Bounds for the size of data its source may carry.
 type Attachment struct {
 	// Source is a data: URI, an http(s) URL or a file:// URL.
-	Source string `json:"source"`
+	Source string `json:"source" minLength:"1" maxLength:"$attachment_source" description:"The document as a data: URI (data:text/markdown;base64,...). A file:// URL is rewritten into a data: URI by the arrowhead attachment hook on the client; http(s) URLs are not fetched here (use doc_retrieve)."`
 	// Filename is an optional name hint (its extension helps pick the
 	// document type).
-	Filename string `json:"filename,omitempty"`
+	Filename string `json:"filename,omitempty" maxLength:"$attachment_filename" description:"Optional file name; its extension helps choose the document type."`
 	// MimeType is an optional media type hint.
-	MimeType string `json:"mime_type,omitempty"`
+	MimeType string `json:"mime_type,omitempty" maxLength:"$attachment_mime_type" description:"Optional media type: text/markdown, application/json or text/plain."`
 }
 
 // DataURIMaxLength is the longest data: URI, in characters, that can carry
@@ -136,19 +139,14 @@ func DataURIMaxLength(maxDataBytes int) int {
 	return dataURIHeaderAllowance + 4*((maxDataBytes+2)/3)
 }
 
-// AttachmentSchema is the argument schema of an attachment object whose
-// source may carry up to maxDataBytes of data.
-func AttachmentSchema(maxDataBytes int) *catalog.Schema {
-	s := catalog.Object(map[string]*catalog.Schema{
-		"source": catalog.String("The document as a data: URI (data:text/markdown;base64,...). "+
-			"A file:// URL is rewritten into a data: URI by the arrowhead attachment hook on the "+
-			"client; http(s) URLs are not fetched here (use doc_retrieve).", DataURIMaxLength(maxDataBytes)),
-		"filename":  catalog.String("Optional file name; its extension helps choose the document type.", MaxFilenameLength),
-		"mime_type": catalog.String("Optional media type: text/markdown, application/json or text/plain.", MaxMimeTypeLength),
-	}, "source")
-	s.Description = "A document attachment: {source, filename?, mime_type?}."
-	s.Properties["source"].MinLength = catalog.Ptr(1)
-	return s
+// Bounds are the limits of Attachment's schema for a source that may carry
+// up to maxDataBytes of data.
+func Bounds(maxDataBytes int) catalog.Bounds {
+	return catalog.Bounds{
+		"attachment_source":    DataURIMaxLength(maxDataBytes),
+		"attachment_filename":  MaxFilenameLength,
+		"attachment_mime_type": MaxMimeTypeLength,
+	}
 }
 
 // Caller-safe decoding errors. None carries any part of the input.

@@ -256,7 +256,10 @@ func TestResolve(t *testing.T) {
 
 func TestAttachmentSchema(t *testing.T) {
 	const limit = 1000
-	s := AttachmentSchema(limit)
+	s, err := catalog.SchemaFor[Attachment](Bounds(limit))
+	if err != nil {
+		t.Fatal(err)
+	}
 	full := "data:text/markdown;charset=utf-8;base64," + b64(strings.Repeat("x", limit))
 	cases := []struct {
 		name string

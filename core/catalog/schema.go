@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -12,79 +13,37 @@ import (
 
 // Schema is the JSON Schema subset the catalog advertises and enforces. The
 // schema a client sees is the schema every call is validated against: there
-// is one definition, not two.
+// is one definition, not two. Schemas are derived from Go types (see
+// SchemaFor and derive.go), never written by hand.
 //
 // Supported: type (object, string, integer, number, boolean, array, or any),
 // description, properties, required, additionalProperties (false or a
-// schema), items, enum, minLength/maxLength (in characters), minimum/maximum,
-// minItems/maxItems, maxProperties.
+// schema), items, enum, pattern, minLength/maxLength (in characters),
+// minimum/maximum, minItems/maxItems, maxProperties, and null alongside the
+// type.
 type Schema struct {
 	Type        string
 	Description string
 	Properties  map[string]*Schema
 	Required    []string
 	// Additional is the schema for properties not listed; nil forbids them.
-	Additional *Schema
-	// AllowAdditional permits any extra property (used for free-form maps).
-	AllowAdditional bool
-	Items           *Schema
-	Enum            []string
-	MinLength       *int
-	MaxLength       *int
-	Minimum         *float64
-	Maximum         *float64
-	MinItems        *int
-	MaxItems        *int
-	MaxProperties   *int
+	Additional    *Schema
+	Items         *Schema
+	Enum          []string
+	Pattern       string
+	MinLength     *int
+	MaxLength     *int
+	Minimum       *float64
+	Maximum       *float64
+	MinItems      *int
+	MaxItems      *int
+	MaxProperties *int
 	// Nullable permits JSON null in addition to Type.
 	Nullable bool
+
+	// pattern is Pattern compiled when the schema was derived.
+	pattern *regexp.Regexp
 }
-
-// Ptr returns a pointer to v; a helper for schema limits.
-func Ptr[T any](v T) *T { return &v }
-
-// Object builds an object schema with the given properties; required lists
-// the mandatory ones.
-func Object(props map[string]*Schema, required ...string) *Schema {
-	return &Schema{Type: "object", Properties: props, Required: required}
-}
-
-// String builds a string schema bounded to maxLen characters (0: unbounded).
-func String(desc string, maxLen int) *Schema {
-	s := &Schema{Type: "string", Description: desc}
-	if maxLen > 0 {
-		s.MaxLength = Ptr(maxLen)
-	}
-	return s
-}
-
-// Integer builds an integer schema within [min, max].
-func Integer(desc string, minimum, maximum float64) *Schema {
-	return &Schema{Type: "integer", Description: desc, Minimum: Ptr(minimum), Maximum: Ptr(maximum)}
-}
-
-// Number builds a number schema.
-func Number(desc string) *Schema { return &Schema{Type: "number", Description: desc} }
-
-// Boolean builds a boolean schema.
-func Boolean(desc string) *Schema { return &Schema{Type: "boolean", Description: desc} }
-
-// Array builds an array schema of items with at most maxItems elements.
-func Array(desc string, items *Schema, maxItems int) *Schema {
-	s := &Schema{Type: "array", Description: desc, Items: items}
-	if maxItems > 0 {
-		s.MaxItems = Ptr(maxItems)
-	}
-	return s
-}
-
-// Enum builds a string schema restricted to values.
-func Enum(desc string, values ...string) *Schema {
-	return &Schema{Type: "string", Description: desc, Enum: values}
-}
-
-// Any accepts any JSON value.
-func Any(desc string) *Schema { return &Schema{Description: desc} }
 
 // MarshalJSON renders the schema as JSON Schema with a stable key order.
 func (s *Schema) MarshalJSON() ([]byte, error) {
@@ -117,12 +76,9 @@ func (s *Schema) toMap() map[string]any {
 			sort.Strings(r)
 			m["required"] = r
 		}
-		switch {
-		case s.Additional != nil:
+		if s.Additional != nil {
 			m["additionalProperties"] = s.Additional.toMap()
-		case s.AllowAdditional:
-			m["additionalProperties"] = true
-		default:
+		} else {
 			m["additionalProperties"] = false
 		}
 		if s.MaxProperties != nil {
@@ -134,6 +90,9 @@ func (s *Schema) toMap() map[string]any {
 	}
 	if len(s.Enum) > 0 {
 		m["enum"] = s.Enum
+	}
+	if s.Pattern != "" {
+		m["pattern"] = s.Pattern
 	}
 	if s.MinLength != nil {
 		m["minLength"] = *s.MinLength
@@ -200,15 +159,11 @@ func (s *Schema) validate(v any, path string, depth int) error {
 		for _, k := range keys {
 			sub, ok := s.Properties[k]
 			if !ok {
-				switch {
-				case s.Additional != nil:
-					sub = s.Additional
-				case s.AllowAdditional:
-					continue
-				default:
+				if s.Additional == nil {
 					// The unexpected key is caller-chosen: never echo it.
 					return fmt.Errorf("%s has an unexpected property", path)
 				}
+				sub = s.Additional
 				if err := sub.validate(obj[k], path+" entry", depth+1); err != nil {
 					return err
 				}
@@ -252,6 +207,9 @@ func (s *Schema) validate(v any, path string, depth int) error {
 		}
 		if len(s.Enum) > 0 && !slices.Contains(s.Enum, str) {
 			return fmt.Errorf("%s must be one of the allowed values", path)
+		}
+		if s.pattern != nil && !s.pattern.MatchString(str) {
+			return fmt.Errorf("%s does not match the required pattern", path)
 		}
 		return nil
 	case "boolean":

@@ -146,3 +146,53 @@ func (c *Clock) Advance(d time.Duration) {
 	defer c.mu.Unlock()
 	c.T = c.T.Add(d)
 }
+
+// Egress answers every fetch with Response, or with Err when set, and
+// records the requests.
+type Egress struct {
+	Response ports.FetchResponse
+	Err      error
+
+	mu       sync.Mutex
+	requests []ports.FetchRequest
+}
+
+// Fetch records req and answers.
+func (e *Egress) Fetch(_ context.Context, req ports.FetchRequest) (ports.FetchResponse, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.requests = append(e.requests, req)
+	return e.Response, e.Err
+}
+
+// Requests returns the requests made so far.
+func (e *Egress) Requests() []ports.FetchRequest {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]ports.FetchRequest(nil), e.requests...)
+}
+
+// FileJail serves Data (or Err) for every path and records the last path
+// asked for.
+type FileJail struct {
+	Data []byte
+	Err  error
+
+	mu   sync.Mutex
+	last string
+}
+
+// ReadFile records rel and answers.
+func (j *FileJail) ReadFile(_ context.Context, rel string, _ int64) ([]byte, ports.FileInfo, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.last = rel
+	return j.Data, ports.FileInfo{Path: rel, Size: int64(len(j.Data))}, j.Err
+}
+
+// LastPath is the path of the last read.
+func (j *FileJail) LastPath() string {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.last
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -81,18 +82,19 @@ const (
 	serverKeyGlob = redis.DefaultKeyPrefix + "*"
 )
 
+type probeOutput struct {
+	OK bool `json:"ok" description:"always true"`
+}
+
 func probeSpec(name string) catalog.ToolSpec {
-	return catalog.MustTool(catalog.ToolDef{
+	return catalog.Define[struct{}, probeOutput](catalog.ToolDef{
 		Name:        name,
 		Family:      catalog.FamilyCore,
 		Scope:       probeScope,
 		Ceiling:     catalog.Ceiling{Var: ceilingVar, Default: 120},
 		Description: "Answers ok; exists to exercise the rate limit. Example: {}",
-		Input:       catalog.Object(nil),
-		Output:      catalog.Object(map[string]*catalog.Schema{"ok": catalog.Boolean("always true")}, "ok"),
-		Handler: func(context.Context, catalog.Call) (catalog.Result, error) {
-			return catalog.Result{Structured: map[string]any{"ok": true}, Text: "ok"}, nil
-		},
+	}).Bind(func(context.Context, catalog.Call, struct{}) (*catalog.Reply[probeOutput], error) {
+		return catalog.Answer(probeOutput{OK: true}, "ok"), nil
 	})
 }
 
@@ -140,7 +142,7 @@ func newReplica(t *testing.T, url string, perMinute int, opts ...redis.Option) r
 		Tracer:     nopTracer{},
 		Metrics:    nopMetrics{},
 		Clock:      ports.SystemClock{},
-		Components: []core.Components{{Tools: []catalog.ToolSpec{probeSpec(probeTool), probeSpec(otherTool)}}},
+		Families:   []core.Member{coretest.Tools(probeSpec(probeTool), probeSpec(otherTool))},
 	})
 	if err != nil {
 		t.Fatalf("core.New: %v", err)

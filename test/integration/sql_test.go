@@ -5,11 +5,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arrowhead-go/arrowhead/adapters/fs"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlguard"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/embed"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/data"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -35,14 +37,19 @@ func sqlApp(t *testing.T) *core.App {
 		t.Fatal(err)
 	}
 	t.Cleanup(runner.Close)
+	corpus, err := fs.OpenDocuments(fs.DocumentsConfig{Root: t.TempDir(), Extensions: s.DocAllowedExtensions})
+	if err != nil {
+		t.Fatal(err)
+	}
 	pol, err := authz.Parse([]byte(`{"grants":[{"subject":"*","actions":["query"],"kinds":["table"],"prefix":"fixture.items"}]}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	app, err := core.New(core.Deps{Settings: s, Authorizer: pol, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
 		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-		Components: []core.Components{{Tools: data.Tools(data.Deps{Settings: s, Authorizer: pol,
-			Vetter: sqlguard.New(sqlguard.Config{MaxLength: s.SQLQueryMaxLength}), SQL: runner})}}})
+		Families: []core.Member{data.Family.With(data.Ports{Authorizer: pol,
+			Vetter: sqlguard.New(sqlguard.Config{MaxLength: s.SQLQueryMaxLength}), SQL: runner,
+			Embedder: embed.NewDeterministic(s.EmbeddingDimensions), Documents: corpus})}})
 	if err != nil {
 		t.Fatal(err)
 	}

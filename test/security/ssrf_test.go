@@ -10,7 +10,6 @@ package security_test
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/netip"
@@ -276,17 +275,15 @@ func TestSSRFCorpusThroughSafeFetch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec := coretools.SafeFetch(coretools.Deps{Settings: settings.Defaults(), Egress: e})
+	var spec catalog.ToolSpec
+	for _, t := range coretools.Family.Bind(settings.Defaults(), coretools.Ports{Egress: e}).Tools {
+		if t.Name() == "safe_fetch" {
+			spec = t
+		}
+	}
 	for _, p := range append(loadPayloads(t, "ssrf_payloads.txt"), generatedPayloads()...) {
 		t.Run(p.name(), func(t *testing.T) {
-			args := map[string]any{"url": p.text}
-			var err error
-			if verr := spec.Input().Validate(args); verr != nil {
-				err = catalog.Invalid("%s.", verr)
-			} else {
-				raw, _ := json.Marshal(args)
-				_, err = spec.Handler()(cancelled(), catalog.Call{Args: args, Raw: raw})
-			}
+			_, err := spec.Invoke(cancelled(), catalog.Call{}, map[string]any{"url": p.text})
 			te, ok := catalog.AsToolError(err)
 			if !ok || te.Kind != catalog.KindValidation {
 				t.Fatalf("payload not refused as invalid: %v", err)

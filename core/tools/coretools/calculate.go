@@ -3,48 +3,44 @@ package coretools
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/security"
+	"github.com/arrowhead-go/arrowhead/core/settings"
 )
 
-// Calculate declares the calculate tool: arithmetic only, never code.
-func Calculate(d Deps) catalog.ToolSpec {
-	maxLen := d.Settings.ExpressionMaxLength
-	return catalog.MustTool(catalog.ToolDef{
+type calculateInput struct {
+	Expression string `json:"expression" description:"Arithmetic expression." maxLength:"$expression"`
+}
+
+type calculateOutput struct {
+	Result float64 `json:"result" description:"The value as a JSON number."`
+	Text   string  `json:"text" description:"The value as exact decimal text."`
+}
+
+// calculate defines the calculate tool: arithmetic only, never code.
+func calculate(s *settings.Settings) catalog.Tool[calculateInput, calculateOutput] {
+	return catalog.Define[calculateInput, calculateOutput](catalog.ToolDef{
 		Name:        "calculate",
 		Family:      catalog.FamilyCore,
 		Scope:       "tools:read",
 		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CALCULATE_PER_MINUTE", Default: 120},
 		Description: "Evaluate arithmetic with + - * / and parentheses. Example: calculate(expression=\"2 * (3 + 4)\") returns 14.",
-		Input: catalog.Object(map[string]*catalog.Schema{
-			"expression": catalog.String("Arithmetic expression.", maxLen),
-		}, "expression"),
-		Output: catalog.Object(map[string]*catalog.Schema{
-			"result": catalog.Number("The value as a JSON number."),
-			"text":   catalog.String("The value as exact decimal text.", 0),
-		}, "result", "text"),
 		Annotations: catalog.Annotations{Title: "Calculate", ReadOnly: true, Idempotent: true},
-		Handler: func(_ context.Context, call catalog.Call) (catalog.Result, error) {
-			var args struct {
-				Expression string `json:"expression"`
-			}
-			if err := call.Bind(&args); err != nil {
-				return catalog.Result{}, err
-			}
-			v, err := security.Evaluate(args.Expression, maxLen)
-			if err != nil {
-				return catalog.Result{}, calcRefusal(err)
-			}
-			f, _ := v.Float64()
-			text := security.FormatRat(v)
-			return catalog.Result{
-				Structured: map[string]any{"result": f, "text": text},
-				Text:       text,
-			}, nil
-		},
+		Bounds:      catalog.Bounds{"expression": s.ExpressionMaxLength},
 	})
+}
+
+type calculator struct{ maxLen int }
+
+func (c calculator) calculate(_ context.Context, _ catalog.Call, in calculateInput) (*catalog.Reply[calculateOutput], error) {
+	v, err := security.Evaluate(in.Expression, c.maxLen)
+	if err != nil {
+		return nil, calcRefusal(err)
+	}
+	f, _ := v.Float64()
+	text := security.FormatRat(v)
+	return catalog.Answer(calculateOutput{Result: f, Text: text}, text), nil
 }
 
 func calcRefusal(err error) error {
@@ -53,15 +49,7 @@ func calcRefusal(err error) error {
 		errors.Is(err, security.ErrCalcEmpty), errors.Is(err, security.ErrCalcTooLong),
 		errors.Is(err, security.ErrCalcCharacters), errors.Is(err, security.ErrCalcSyntax),
 		errors.Is(err, security.ErrCalcTooComplex):
-		return catalog.Refuse(catalog.KindValidation, capitalized(err)+".")
+		return catalog.Refuse(catalog.KindValidation, catalog.Sentence(err.Error()))
 	}
 	return err
-}
-
-func capitalized(err error) string {
-	s := err.Error()
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }

@@ -1,7 +1,6 @@
 package coretools_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -11,7 +10,20 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/coretools"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
+
+// tool returns the named tool of the core family bound to p.
+func tool(t *testing.T, s *settings.Settings, p coretools.Ports, name string) catalog.ToolSpec {
+	t.Helper()
+	for _, spec := range coretools.Family.Bind(s, p).Tools {
+		if spec.Name() == name {
+			return spec
+		}
+	}
+	t.Fatalf("no tool %s", name)
+	return catalog.ToolSpec{}
+}
 
 func invoke(t *testing.T, spec catalog.ToolSpec, args string) (catalog.Result, error) {
 	t.Helper()
@@ -21,14 +33,11 @@ func invoke(t *testing.T, spec catalog.ToolSpec, args string) (catalog.Result, e
 	if err := dec.Decode(&parsed); err != nil {
 		t.Fatal(err)
 	}
-	if err := spec.Input().Validate(parsed); err != nil {
-		return catalog.Result{}, catalog.Invalid("%s", err)
-	}
-	return spec.Handler()(t.Context(), catalog.Call{Principal: ports.Operator(), Args: parsed, Raw: json.RawMessage(args)})
+	return spec.Invoke(t.Context(), catalog.Call{Principal: ports.Operator()}, parsed)
 }
 
 func TestCalculate(t *testing.T) {
-	spec := coretools.Calculate(coretools.Deps{Settings: settings.Defaults()})
+	spec := tool(t, settings.Defaults(), coretools.Ports{}, "calculate")
 	res, err := invoke(t, spec, `{"expression":"2 * (3 + 4)"}`)
 	if err != nil || res.Text != "14" || res.Structured["result"] != float64(14) {
 		t.Fatalf("got %+v, %v", res, err)
@@ -69,26 +78,15 @@ func jsonRoundTrip(t *testing.T, v any) any {
 	return out
 }
 
-type fakeJail struct {
-	data []byte
-	err  error
-	got  string
-}
-
-func (f *fakeJail) ReadFile(_ context.Context, rel string, _ int64) ([]byte, ports.FileInfo, error) {
-	f.got = rel
-	return f.data, ports.FileInfo{Path: rel, Size: int64(len(f.data))}, f.err
-}
-
 func TestReadFile(t *testing.T) {
-	jail := &fakeJail{data: []byte("line one\n\x1b[31mred\x1b[0m \u202eevil\n")}
-	spec := coretools.ReadFile(coretools.Deps{Settings: settings.Defaults(), Sandbox: jail})
+	jail := &portstest.FileJail{Data: []byte("line one\n\x1b[31mred\x1b[0m \u202eevil\n")}
+	spec := tool(t, settings.Defaults(), coretools.Ports{Sandbox: jail}, "read_file")
 	res, err := invoke(t, spec, `{"path":"./notes//a.txt"}`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if jail.got != "notes/a.txt" {
-		t.Fatalf("the jail got %q", jail.got)
+	if jail.LastPath() != "notes/a.txt" {
+		t.Fatalf("the jail got %q", jail.LastPath())
 	}
 	content := res.Structured["content"].(string)
 	if strings.ContainsAny(content, "\x1b\u202e") || !strings.Contains(content, "red evil") {
@@ -117,7 +115,7 @@ func TestReadFile(t *testing.T) {
 		ports.ErrOutsideJail: catalog.KindValidation,
 		ports.ErrTooLarge:    catalog.KindValidation,
 	} {
-		spec := coretools.ReadFile(coretools.Deps{Settings: settings.Defaults(), Sandbox: &fakeJail{err: jerr}})
+		spec := tool(t, settings.Defaults(), coretools.Ports{Sandbox: &portstest.FileJail{Err: jerr}}, "read_file")
 		_, err := invoke(t, spec, `{"path":"secret-name.txt"}`)
 		te, _ := catalog.AsToolError(err)
 		if te == nil || te.Kind != want || strings.Contains(te.Message, "secret-name") {
@@ -125,7 +123,7 @@ func TestReadFile(t *testing.T) {
 		}
 	}
 	other := errors.New("disk on fire at /var/secret")
-	_, err = invoke(t, coretools.ReadFile(coretools.Deps{Settings: settings.Defaults(), Sandbox: &fakeJail{err: other}}), `{"path":"a.txt"}`)
+	_, err = invoke(t, tool(t, settings.Defaults(), coretools.Ports{Sandbox: &portstest.FileJail{Err: other}}, "read_file"), `{"path":"a.txt"}`)
 	if _, ok := catalog.AsToolError(err); ok {
 		t.Fatal("an unexpected jail error must reach the boundary to be masked, not be passed as a deliberate refusal")
 	}

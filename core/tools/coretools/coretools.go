@@ -3,21 +3,31 @@
 package coretools
 
 import (
+	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// Deps are what the core family needs.
-type Deps struct {
-	Settings *settings.Settings
-	// Egress performs SSRF-guarded outbound HTTP for safe_fetch.
+// Ports are what the core family's tools use.
+type Ports struct {
+	// Egress performs safe_fetch's SSRF-guarded outbound HTTP.
 	Egress ports.Egress
-	// Sandbox is the read_file jail.
+	// Sandbox is read_file's jail.
 	Sandbox ports.FileJail
 }
 
-// Tools returns the core family's tools.
-func Tools(d Deps) []catalog.ToolSpec {
-	return []catalog.ToolSpec{SafeFetch(d), Calculate(d), ReadFile(d)}
+// Family is the core family.
+var Family = core.Family[Ports]{
+	ID: catalog.FamilyCore,
+	Declare: func(s *settings.Settings) core.Components {
+		return core.Components{Tools: []catalog.ToolSpec{safeFetch(s).Spec(), calculate(s).Spec(), readFile(s).Spec()}}
+	},
+	Bind: func(s *settings.Settings, p Ports) core.Components {
+		return core.Components{Tools: []catalog.ToolSpec{
+			safeFetch(s).Bind(fetcher{settings: s, egress: p.Egress}.fetch),
+			calculate(s).Bind(calculator{maxLen: s.ExpressionMaxLength}.calculate),
+			readFile(s).Bind(fileReader{maxBytes: int64(s.ReadFileMaxBytes), jail: p.Sandbox}.read),
+		}}
+	},
 }

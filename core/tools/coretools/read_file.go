@@ -7,54 +7,53 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/security"
+	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// ReadFile declares read_file: a text file from the sandbox jail, by
+type readFileInput struct {
+	Path string `json:"path" description:"Path relative to the sandbox root." maxLength:"$path"`
+}
+
+type readFileOutput struct {
+	content.Framed
+	Path string `json:"path" description:"The relative path that was read."`
+}
+
+// readFile defines read_file: a text file from the sandbox jail, by
 // relative path, sanitized and framed as untrusted data.
-func ReadFile(d Deps) catalog.ToolSpec {
-	maxBytes := int64(d.Settings.ReadFileMaxBytes)
-	props := content.FrameProperties()
-	props["path"] = catalog.String("The relative path that was read.", 0)
-	return catalog.MustTool(catalog.ToolDef{
+func readFile(*settings.Settings) catalog.Tool[readFileInput, readFileOutput] {
+	return catalog.Define[readFileInput, readFileOutput](catalog.ToolDef{
 		Name:        "read_file",
 		Family:      catalog.FamilyCore,
 		Scope:       "tools:read",
 		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_READ_FILE_PER_MINUTE", Default: 60},
 		Description: "Read a text file from the server's sandbox directory by relative path. Example: read_file(path=\"welcome.txt\").",
-		Input: catalog.Object(map[string]*catalog.Schema{
-			"path": catalog.String("Path relative to the sandbox root.", security.MaxPathBytes),
-		}, "path"),
-		Output:      catalog.Object(props, "path", "content", "marker", "source", "untrusted"),
 		Annotations: catalog.Annotations{Title: "Read file", ReadOnly: true, Idempotent: true},
-		Handler: func(ctx context.Context, call catalog.Call) (catalog.Result, error) {
-			var args struct {
-				Path string `json:"path"`
-			}
-			if err := call.Bind(&args); err != nil {
-				return catalog.Result{}, err
-			}
-			rel, err := security.CleanRelPath(args.Path)
-			if err != nil {
-				return catalog.Result{}, catalog.Invalid("%s.", capitalized(err))
-			}
-			if d.Sandbox == nil {
-				return catalog.Result{}, catalog.Unavailable("The sandbox is not configured.")
-			}
-			raw, _, err := d.Sandbox.ReadFile(ctx, rel, maxBytes)
-			if err != nil {
-				return catalog.Result{}, fileRefusal(err)
-			}
-			text, err := content.SanitizeText(raw)
-			if err != nil {
-				return catalog.Result{}, catalog.Invalid("The file's encoding is refused (UTF-7).")
-			}
-			framed := content.Frame(text, content.NewSource("file", rel, "text", raw))
-			out := framed.Structured()
-			out["path"] = rel
-			return catalog.Result{Structured: out, Text: framed.Text}, nil
-		},
+		Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 	})
+}
+
+type fileReader struct {
+	maxBytes int64
+	jail     ports.FileJail
+}
+
+func (r fileReader) read(ctx context.Context, _ catalog.Call, in readFileInput) (*catalog.Reply[readFileOutput], error) {
+	rel, err := security.CleanRelPath(in.Path)
+	if err != nil {
+		return nil, catalog.Invalid("%s", catalog.Sentence(err.Error()))
+	}
+	raw, _, err := r.jail.ReadFile(ctx, rel, r.maxBytes)
+	if err != nil {
+		return nil, fileRefusal(err)
+	}
+	text, err := content.SanitizeText(raw)
+	if err != nil {
+		return nil, catalog.Invalid("The file's encoding is refused (UTF-7).")
+	}
+	framed := content.Frame(text, content.NewSource("file", rel, "text", raw))
+	return catalog.Answer(readFileOutput{Framed: framed, Path: rel}, framed.Text), nil
 }
 
 // fileRefusal maps jail errors to caller-safe refusals that never name the

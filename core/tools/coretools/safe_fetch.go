@@ -23,85 +23,81 @@ const fetchAccept = "text/*, application/json, application/xml, application/*+js
 
 // Caller-safe refusals of safe_fetch that do not come from the egress path.
 const (
-	msgFetchNotText     = "The response is not text; only textual content types are returned."
-	msgFetchUTF7        = "The response's encoding is refused (UTF-7)."
-	msgFetchEmptyURL    = "Argument 'url' must not be empty."
-	msgFetchUnavailable = "Outbound fetching is not configured."
-	msgFetchFailed      = "The URL could not be fetched."
+	msgFetchNotText  = "The response is not text; only textual content types are returned."
+	msgFetchUTF7     = "The response's encoding is refused (UTF-7)."
+	msgFetchEmptyURL = "Argument 'url' must not be empty."
+	msgFetchFailed   = "The URL could not be fetched."
 )
 
-// SafeFetch declares safe_fetch: one public http(s) URL fetched through the
+type safeFetchInput struct {
+	URL string `json:"url" description:"Absolute http or https URL." maxLength:"$url"`
+}
+
+type safeFetchOutput struct {
+	content.Framed
+	Status      int    `json:"status" description:"HTTP status of the final response." minimum:"100" maximum:"599"`
+	ContentType string `json:"content_type" description:"Media type of the response, without parameters."`
+	FinalURL    string `json:"final_url" description:"URL of the last hop, after redirects."`
+	Truncated   bool   `json:"truncated,omitempty" description:"Present and true when the text was cut to the size limit."`
+}
+
+// safeFetch defines safe_fetch: one public http(s) URL fetched through the
 // SSRF-guarded egress path, its text sanitized and framed as untrusted data.
-func SafeFetch(d Deps) catalog.ToolSpec {
-	maxBytes := d.Settings.FetchMaxResponseBytes
-	timeout := settings.Seconds(d.Settings.FetchTimeoutSeconds)
-	maxRedirects := d.Settings.FetchMaxRedirects
-	props := content.FrameProperties()
-	props["status"] = catalog.Integer("HTTP status of the final response.", 100, 599)
-	props["content_type"] = catalog.String("Media type of the response, without parameters.", 0)
-	props["final_url"] = catalog.String("URL of the last hop, after redirects.", 0)
-	props["truncated"] = catalog.Boolean("Present and true when the text was cut to the size limit.")
-	return catalog.MustTool(catalog.ToolDef{
+func safeFetch(*settings.Settings) catalog.Tool[safeFetchInput, safeFetchOutput] {
+	return catalog.Define[safeFetchInput, safeFetchOutput](catalog.ToolDef{
 		Name:    "safe_fetch",
 		Family:  catalog.FamilyCore,
 		Scope:   "tools:read",
 		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_SAFE_FETCH_PER_MINUTE", Default: 30},
 		Description: "Fetch a public http(s) URL and return its status, content type and sanitized body text. " +
 			"Private, loopback, link-local and metadata addresses are refused. Example: safe_fetch(url=\"https://example.com\")",
-		Input: catalog.Object(map[string]*catalog.Schema{
-			"url": catalog.String("Absolute http or https URL.", SafeFetchMaxURLLength),
-		}, "url"),
-		Output: catalog.Object(props,
-			"status", "content_type", "final_url", "content", "marker", "source", "untrusted"),
 		Annotations: catalog.Annotations{Title: "Safe fetch", ReadOnly: true, OpenWorld: true},
-		Handler: func(ctx context.Context, call catalog.Call) (catalog.Result, error) {
-			var args struct {
-				URL string `json:"url"`
-			}
-			if err := call.Bind(&args); err != nil {
-				return catalog.Result{}, err
-			}
-			if strings.TrimSpace(args.URL) == "" {
-				return catalog.Result{}, catalog.Refuse(catalog.KindValidation, msgFetchEmptyURL)
-			}
-			if d.Egress == nil {
-				return catalog.Result{}, catalog.Unavailable(msgFetchUnavailable)
-			}
-			// Built from scratch: no inbound header, cookie or credential is
-			// carried, and Internal stays false for a caller's URL.
-			resp, err := d.Egress.Fetch(ctx, ports.FetchRequest{
-				Method:       fetchMethod,
-				URL:          args.URL,
-				Headers:      map[string]string{"Accept": fetchAccept},
-				MaxBytes:     int64(maxBytes),
-				Timeout:      timeout,
-				MaxRedirects: maxRedirects,
-			})
-			if err != nil {
-				return catalog.Result{}, fetchRefusal(err)
-			}
-			mediaType, ok := textualMediaType(resp.ContentType)
-			if !ok {
-				return catalog.Result{}, catalog.Refuse(catalog.KindValidation, msgFetchNotText)
-			}
-			text, err := content.SanitizeText(resp.Body)
-			if err != nil {
-				return catalog.Result{}, catalog.Refuse(catalog.KindValidation, msgFetchUTF7)
-			}
-			// Sanitizing can grow the text (each invalid byte becomes a
-			// three-byte replacement character); hold it to the same cap.
-			text, truncated := content.Truncate(text, maxBytes)
-			framed := content.Frame(text, content.NewSource("url", resp.FinalURL, "text", resp.Body))
-			out := framed.Structured()
-			out["status"] = resp.Status
-			out["content_type"] = mediaType
-			out["final_url"] = framed.Source.Identifier
-			if truncated {
-				out["truncated"] = true
-			}
-			return catalog.Result{Structured: out, Text: framed.Text}, nil
-		},
+		Bounds:      catalog.Bounds{"url": SafeFetchMaxURLLength},
 	})
+}
+
+type fetcher struct {
+	settings *settings.Settings
+	egress   ports.Egress
+}
+
+func (f fetcher) fetch(ctx context.Context, _ catalog.Call, in safeFetchInput) (*catalog.Reply[safeFetchOutput], error) {
+	if strings.TrimSpace(in.URL) == "" {
+		return nil, catalog.Refuse(catalog.KindValidation, msgFetchEmptyURL)
+	}
+	maxBytes := f.settings.FetchMaxResponseBytes
+	// Built from scratch: no inbound header, cookie or credential is
+	// carried, and Internal stays false for a caller's URL.
+	resp, err := f.egress.Fetch(ctx, ports.FetchRequest{
+		Method:       fetchMethod,
+		URL:          in.URL,
+		Headers:      map[string]string{"Accept": fetchAccept},
+		MaxBytes:     int64(maxBytes),
+		Timeout:      settings.Seconds(f.settings.FetchTimeoutSeconds),
+		MaxRedirects: f.settings.FetchMaxRedirects,
+	})
+	if err != nil {
+		return nil, fetchRefusal(err)
+	}
+	mediaType, ok := textualMediaType(resp.ContentType)
+	if !ok {
+		return nil, catalog.Refuse(catalog.KindValidation, msgFetchNotText)
+	}
+	text, err := content.SanitizeText(resp.Body)
+	if err != nil {
+		return nil, catalog.Refuse(catalog.KindValidation, msgFetchUTF7)
+	}
+	// Sanitizing can grow the text (each invalid byte becomes a three-byte
+	// replacement character); hold it to the same cap.
+	text, truncated := content.Truncate(text, maxBytes)
+	framed := content.Frame(text, content.NewSource("url", resp.FinalURL, "text", resp.Body))
+	return catalog.Answer(safeFetchOutput{
+		Framed:      framed,
+		Status:      resp.Status,
+		ContentType: mediaType,
+		FinalURL:    framed.Source.Identifier,
+		Truncated:   truncated,
+	}, framed.Text), nil
 }
 
 // textualMediaType returns the lower-case media type of a textual
@@ -128,16 +124,10 @@ func fetchRefusal(err error) error {
 	switch reason {
 	case ports.EgressBadURL, ports.EgressScheme, ports.EgressCredentials,
 		ports.EgressHostNotAllowed, ports.EgressPortNotAllowed, ports.EgressBlockedAddress:
-		return catalog.Refuse(catalog.KindValidation, sentence(reason)).WithCause(err)
+		return catalog.Refuse(catalog.KindValidation, catalog.Sentence(string(reason))).WithCause(err)
 	case ports.EgressResolve, ports.EgressConnect, ports.EgressTimeout, ports.EgressTooLarge,
 		ports.EgressProtocol, ports.EgressTooManyRedirect, ports.EgressRedirectRefused:
-		return catalog.Failed(sentence(reason)).WithCause(err)
+		return catalog.Failed(catalog.Sentence(string(reason))).WithCause(err)
 	}
 	return catalog.Failed(msgFetchFailed).WithCause(err)
-}
-
-// sentence renders a reason as a message: capitalised, with a full stop.
-func sentence(r ports.EgressReason) string {
-	s := string(r)
-	return strings.ToUpper(s[:1]) + s[1:] + "."
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
+	"github.com/arrowhead-go/arrowhead/adapters/sqlguard"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/embed"
@@ -135,8 +136,8 @@ func benchDocIndex(b *testing.B, open openStore) {
 		reader, writer, done := open(b, s)
 		app, err := core.New(core.Deps{Settings: s, Authorizer: authz.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
 			Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-			Components: []core.Components{{Tools: data.Tools(data.Deps{Settings: s, Authorizer: authz.AllowAll{},
-				Vectors: reader, Writer: writer, Embedder: embed.NewDeterministic(384), Documents: store})}}})
+			Families: []core.Member{data.Family.With(data.Ports{Authorizer: authz.AllowAll{}, Vetter: sqlguard.New(sqlguard.Config{}),
+				Vectors: reader, Writer: writer, Embedder: embed.NewDeterministic(384), Documents: store})}})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -12,36 +12,69 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// Deps are what the data family needs. A nil connector leaves its tools
-// registered but refusing with "not configured".
-type Deps struct {
-	Settings   *settings.Settings
+// Ports are what the data family's tools use. The connectors are
+// optional: an empty DSN (or no collection) leaves one unset, and Bind
+// serves the tools that need it as not configured.
+type Ports struct {
 	Authorizer ports.Authorizer
 	// Vetter admits only a single read-only SELECT.
 	Vetter ports.QueryVetter
-	// SQL runs vetted statements (ARROWHEAD_SQL_DSN).
-	SQL ports.SQLRunner
-	// Vectors searches collections: pgvector over ARROWHEAD_SQL_DSN, or the
-	// embedded index when no Postgres is configured.
-	Vectors ports.VectorReader
-	// Writer maintains collections for doc_index: pgvector over
-	// ARROWHEAD_VECTOR_WRITE_DSN, or the embedded index.
-	Writer ports.VectorWriter
 	// Embedder embeds queries and chunks.
 	Embedder ports.Embedder
 	// Documents is the corpus doc_index reads.
 	Documents ports.DocumentStore
+	// SQL runs vetted statements (ARROWHEAD_SQL_DSN).
+	SQL ports.SQLRunner `port:"optional"`
+	// Vectors searches collections: pgvector over ARROWHEAD_SQL_DSN, or the
+	// embedded index when no Postgres is configured.
+	Vectors ports.VectorReader `port:"optional"`
+	// Writer maintains collections for doc_index: pgvector over
+	// ARROWHEAD_VECTOR_WRITE_DSN, or the embedded index.
+	Writer ports.VectorWriter `port:"optional"`
 }
 
-// Tools returns the family's tools.
-func Tools(d Deps) []catalog.ToolSpec {
-	return []catalog.ToolSpec{SQLQuery(d), VectorSearch(d), VectorQuery(d), HybridQuery(d), DocIndex(d)}
+// Family is the data-connector family.
+var Family = core.Family[Ports]{
+	ID: catalog.FamilyData,
+	Declare: func(s *settings.Settings) core.Components {
+		return core.Components{Tools: []catalog.ToolSpec{
+			sqlQuery(s).Spec(), vectorSearch(s).Spec(), vectorQuery(s).Spec(), hybridQuery(s).Spec(), docIndex(s).Spec(),
+		}}
+	},
+	Bind: bind,
+}
+
+// bind is the one place the data family decides what is not configured: a
+// tool whose optional port is unset refuses every call, naming what to set.
+func bind(s *settings.Settings, p Ports) core.Components {
+	t := tables{settings: s, authorizer: p.Authorizer}
+	tools := []catalog.ToolSpec{
+		sqlQuery(s).NotConfigured("The SQL connector is not configured (ARROWHEAD_SQL_DSN)."),
+		vectorSearch(s).NotConfigured("Vector search is not configured."),
+		vectorQuery(s).NotConfigured("Vector retrieval is not configured."),
+		hybridQuery(s).NotConfigured("Vector retrieval is not configured."),
+		docIndex(s).NotConfigured("Ingestion is not configured (ARROWHEAD_VECTOR_WRITE_DSN)."),
+	}
+	if p.SQL != nil {
+		tools[0] = sqlQuery(s).Bind(sqlRunner{tables: t, vetter: p.Vetter, sql: p.SQL}.query)
+	}
+	if p.Vectors != nil {
+		tools[1] = vectorSearch(s).Bind(searcher{tables: t, vectors: p.Vectors}.search)
+		q := querier{tables: t, vectors: p.Vectors, embedder: p.Embedder}
+		tools[2] = vectorQuery(s).Bind(q.vector)
+		tools[3] = hybridQuery(s).Bind(q.hybrid)
+	}
+	if p.Writer != nil {
+		tools[4] = docIndex(s).Bind(indexer{tables: t, writer: p.Writer, embedder: p.Embedder, documents: p.Documents}.index)
+	}
+	return core.Components{Tools: tools}
 }
 
 // MaxQueryTextChars bounds the natural-language query of vector_query and
@@ -51,9 +84,16 @@ const MaxQueryTextChars = 2000
 // DefaultK is the number of results when k is omitted.
 const DefaultK = 5
 
+// tables is what every data tool shares: the settings and the
+// per-resource gate on tables and collections.
+type tables struct {
+	settings   *settings.Settings
+	authorizer ports.Authorizer
+}
+
 // authorizeTable runs the per-resource check on a table or collection.
-func (d Deps) authorizeTable(ctx context.Context, p ports.Principal, action ports.Action, table string) error {
-	if d.Authorizer == nil || !d.Authorizer.Authorize(ctx, p, action, ports.Resource{Kind: ports.KindTable, ID: table}).Allowed {
+func (t tables) authorizeTable(ctx context.Context, p ports.Principal, action ports.Action, table string) error {
+	if !t.authorizer.Authorize(ctx, p, action, ports.Resource{Kind: ports.KindTable, ID: table}).Allowed {
 		return catalog.Denied()
 	}
 	return nil
@@ -61,8 +101,8 @@ func (d Deps) authorizeTable(ctx context.Context, p ports.Principal, action port
 
 // collection checks the name against the allow-list; the refusal never
 // echoes it.
-func (d Deps) collection(name string) (string, error) {
-	if !slices.Contains(d.Settings.PgvectorCollections, name) {
+func (t tables) collection(name string) (string, error) {
+	if !slices.Contains(t.settings.PgvectorCollections, name) {
 		return "", catalog.Invalid("The collection is not one this server allows (ARROWHEAD_PGVECTOR_COLLECTIONS).")
 	}
 	return name, nil
@@ -90,52 +130,40 @@ func vectorRefusal(err error) error {
 	return catalog.Failed("The vector store failed.")
 }
 
-// hitsResult renders retrieved chunks: sanitized content with citations,
+// hit is one retrieved chunk. Its fields are in key order: the text block
+// is this list rendered as JSON.
+type hit struct {
+	ChunkIndex int     `json:"chunk_index" description:"Chunk position in the source (citation)." minimum:"0" maximum:"2147483648"`
+	Content    string  `json:"content" description:"Sanitized chunk text (untrusted data)."`
+	ID         string  `json:"id" description:"Chunk id."`
+	Score      float64 `json:"score" description:"Higher is more relevant."`
+	Source     string  `json:"source" description:"Source document (citation)."`
+}
+
+// hitsOutput is the shared output of the retrieval tools.
+type hitsOutput struct {
+	Results   []hit  `json:"results" description:"Retrieved chunks, best first."`
+	Semantic  bool   `json:"semantic" description:"False when the embedder is the deterministic, non-semantic one."`
+	Marker    string `json:"marker" description:"The untrusted-data marker framing the text answer."`
+	Untrusted bool   `json:"untrusted" description:"Always true."`
+}
+
+// hitsReply renders retrieved chunks: sanitized content with citations,
 // and the text answer framed as untrusted data.
-func hitsResult(hits []ports.VectorHit, semantic bool, mode string) catalog.Result {
-	results := make([]any, 0, len(hits))
+func hitsReply(hits []ports.VectorHit, semantic bool, mode string) *catalog.Reply[hitsOutput] {
+	results := make([]hit, 0, len(hits))
 	for _, h := range hits {
-		results = append(results, map[string]any{
-			"id":          h.ID,
-			"source":      content.SanitizeString(h.Source),
-			"chunk_index": h.Index,
-			"content":     content.SanitizeString(h.Content),
-			"score":       h.Score,
+		results = append(results, hit{
+			ID:         h.ID,
+			Source:     content.SanitizeString(h.Source),
+			ChunkIndex: h.Index,
+			Content:    content.SanitizeString(h.Content),
+			Score:      h.Score,
 		})
 	}
 	body, _ := json.MarshalIndent(results, "", "  ")
 	framed := content.Frame(string(body), content.NewSource("retrieval", mode, "json", body))
-	return catalog.Result{
-		Structured: map[string]any{
-			"results":   results,
-			"semantic":  semantic,
-			"marker":    framed.Marker,
-			"untrusted": true,
-		},
-		Text: framed.Text,
-	}
-}
-
-// hitsOutput is the shared output schema of the retrieval tools.
-func hitsOutput() *catalog.Schema {
-	hit := catalog.Object(map[string]*catalog.Schema{
-		"id":          catalog.String("Chunk id.", 0),
-		"source":      catalog.String("Source document (citation).", 0),
-		"chunk_index": catalog.Integer("Chunk position in the source (citation).", 0, 1<<31),
-		"content":     catalog.String("Sanitized chunk text (untrusted data).", 0),
-		"score":       catalog.Number("Higher is more relevant."),
-	}, "id", "source", "chunk_index", "content", "score")
-	return catalog.Object(map[string]*catalog.Schema{
-		"results":   catalog.Array("Retrieved chunks, best first.", hit, 0),
-		"semantic":  catalog.Boolean("False when the embedder is the deterministic, non-semantic one."),
-		"marker":    catalog.String("The untrusted-data marker framing the text answer.", 0),
-		"untrusted": catalog.Boolean("Always true."),
-	}, "results", "semantic", "marker", "untrusted")
-}
-
-// kSchema bounds k by ARROWHEAD_PGVECTOR_MAX_K.
-func kSchema(s *settings.Settings) *catalog.Schema {
-	return catalog.Integer("How many results (default 5).", 1, float64(s.PgvectorMaxK))
+	return catalog.Answer(hitsOutput{Results: results, Semantic: semantic, Marker: framed.Marker, Untrusted: true}, framed.Text)
 }
 
 func kOrDefault(k int) int {

@@ -95,11 +95,11 @@ func newEnv(t *testing.T, pol string, files map[string]string) env {
 		t.Fatal(err)
 	}
 	e := env{root: root, emb: &countingEmbedder{inner: embed.NewDeterministic(64)}, sql: &fakeSQL{}, settings: s}
-	tools := data.Tools(data.Deps{Settings: s, Authorizer: p, Vetter: sqlguard.New(sqlguard.Config{}), SQL: e.sql,
+	family := data.Family.With(data.Ports{Authorizer: p, Vetter: sqlguard.New(sqlguard.Config{}), SQL: e.sql,
 		Vectors: idx, Writer: idx, Embedder: e.emb, Documents: store})
 	e.app, err = core.New(core.Deps{Settings: s, Authorizer: p, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
 		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-		Components: []core.Components{{Tools: tools}}})
+		Families: []core.Member{family}})
 	if err != nil {
 		t.Fatal(err)
 	}

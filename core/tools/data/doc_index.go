@@ -20,66 +20,65 @@ import (
 // embedder splits further by its own batch size.
 const indexEmbedBatch = 256
 
-// DocIndex declares doc_index.
-func DocIndex(d Deps) catalog.ToolSpec {
-	count := func(desc string) *catalog.Schema { return catalog.Integer(desc, 0, 1<<31) }
-	return catalog.MustTool(catalog.ToolDef{
+type docIndexInput struct {
+	Collection string `json:"collection" description:"An allow-listed collection." maxLength:"63"`
+	PathPrefix string `json:"path_prefix,omitempty" description:"Only documents under this prefix." maxLength:"$path"`
+}
+
+type docIndexOutput struct {
+	DocumentsIndexed int      `json:"documents_indexed" description:"Documents chunked." minimum:"0" maximum:"2147483648"`
+	DocumentsSkipped int      `json:"documents_skipped" description:"Documents not indexed (not readable, refused by the sanitizer, or over a cap)." minimum:"0" maximum:"2147483648"`
+	DocumentsRemoved int      `json:"documents_removed" description:"Sources deleted from the collection because the document is gone." minimum:"0" maximum:"2147483648"`
+	ChunksTotal      int      `json:"chunks_total" description:"Chunks now stored for the indexed documents." minimum:"0" maximum:"2147483648"`
+	ChunksEmbedded   int      `json:"chunks_embedded" description:"Chunks embedded in this run (new or changed)." minimum:"0" maximum:"2147483648"`
+	ChunksUnchanged  int      `json:"chunks_unchanged" description:"Chunks whose content hash was unchanged (not re-embedded)." minimum:"0" maximum:"2147483648"`
+	ChunksRemoved    int      `json:"chunks_removed" description:"Sources truncated because a document shrank." minimum:"0" maximum:"2147483648"`
+	Truncated        []string `json:"truncated" description:"Caps that cut the run short: files, chunks, timeout."`
+	Semantic         bool     `json:"semantic" description:"False when the embedder is the deterministic, non-semantic one."`
+}
+
+// docIndex defines doc_index.
+func docIndex(*settings.Settings) catalog.Tool[docIndexInput, docIndexOutput] {
+	return catalog.Define[docIndexInput, docIndexOutput](catalog.ToolDef{
 		Name:    "doc_index",
 		Family:  catalog.FamilyData,
 		Scope:   "vector:write",
 		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_VECTOR_INDEX_PER_MINUTE", Default: 6},
 		Description: "Index corpus documents into a collection for vector_query and hybrid_query: chunk, embed and store under the caller's tenant; unchanged chunks are not re-embedded and chunks of deleted or shrunk documents are removed. " +
 			"Example: doc_index(collection=\"doc_chunks\", path_prefix=\"handbook/\")",
-		Input: catalog.Object(map[string]*catalog.Schema{
-			"collection":  catalog.String("An allow-listed collection.", 63),
-			"path_prefix": catalog.String("Only documents under this prefix.", security.MaxPathBytes),
-		}, "collection"),
-		Output: catalog.Object(map[string]*catalog.Schema{
-			"documents_indexed": count("Documents chunked."),
-			"documents_skipped": count("Documents not indexed (not readable, refused by the sanitizer, or over a cap)."),
-			"documents_removed": count("Sources deleted from the collection because the document is gone."),
-			"chunks_total":      count("Chunks now stored for the indexed documents."),
-			"chunks_embedded":   count("Chunks embedded in this run (new or changed)."),
-			"chunks_unchanged":  count("Chunks whose content hash was unchanged (not re-embedded)."),
-			"chunks_removed":    count("Sources truncated because a document shrank."),
-			"truncated":         catalog.Array("Caps that cut the run short: files, chunks, timeout.", catalog.String("", 0), 0),
-			"semantic":          catalog.Boolean("False when the embedder is the deterministic, non-semantic one."),
-		}, "documents_indexed", "documents_skipped", "documents_removed", "chunks_total", "chunks_embedded", "chunks_unchanged", "chunks_removed", "truncated", "semantic"),
 		Annotations: catalog.Annotations{Title: "Index documents", Idempotent: true},
-		Handler: func(ctx context.Context, call catalog.Call) (catalog.Result, error) {
-			var args struct {
-				Collection string `json:"collection"`
-				PathPrefix string `json:"path_prefix"`
-			}
-			if err := call.Bind(&args); err != nil {
-				return catalog.Result{}, err
-			}
-			coll, err := d.collection(args.Collection)
-			if err != nil {
-				return catalog.Result{}, err
-			}
-			if err := d.authorizeTable(ctx, call.Principal, ports.ActionIngest, coll); err != nil {
-				return catalog.Result{}, err
-			}
-			prefix, err := security.CleanRelPrefix(args.PathPrefix)
-			if err != nil {
-				return catalog.Result{}, catalog.Invalid("The path prefix is refused: %s.", err.Error())
-			}
-			if d.Writer == nil || d.Embedder == nil {
-				return catalog.Result{}, catalog.Unavailable("Ingestion is not configured (ARROWHEAD_VECTOR_WRITE_DSN).")
-			}
-			if d.Documents == nil {
-				return catalog.Result{}, catalog.Unavailable("The document corpus is not configured.")
-			}
-			ctx, cancel := context.WithTimeout(ctx, settings.Seconds(d.Settings.VectorIndexTimeoutSeconds))
-			defer cancel()
-			rep, err := d.index(ctx, call, coll, prefix)
-			if err != nil {
-				return catalog.Result{}, err
-			}
-			return rep.result(d.Embedder.Semantic()), nil
-		},
+		Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 	})
+}
+
+// indexer is doc_index: the corpus it reads, the embedder, the vector
+// writer and the table gate.
+type indexer struct {
+	tables
+	writer    ports.VectorWriter
+	embedder  ports.Embedder
+	documents ports.DocumentStore
+}
+
+func (x indexer) index(ctx context.Context, call catalog.Call, in docIndexInput) (*catalog.Reply[docIndexOutput], error) {
+	coll, err := x.collection(in.Collection)
+	if err != nil {
+		return nil, err
+	}
+	if err := x.authorizeTable(ctx, call.Principal, ports.ActionIngest, coll); err != nil {
+		return nil, err
+	}
+	prefix, err := security.CleanRelPrefix(in.PathPrefix)
+	if err != nil {
+		return nil, catalog.Invalid("The path prefix is refused: %s.", err.Error())
+	}
+	ctx, cancel := context.WithTimeout(ctx, settings.Seconds(x.settings.VectorIndexTimeoutSeconds))
+	defer cancel()
+	rep, err := x.run(ctx, call, coll, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return rep.reply(x.embedder.Semantic()), nil
 }
 
 type indexReport struct {
@@ -88,26 +87,19 @@ type indexReport struct {
 	truncated                          []string
 }
 
-func (r indexReport) result(semantic bool) catalog.Result {
-	tr := make([]any, len(r.truncated))
-	for i, t := range r.truncated {
-		tr[i] = t
-	}
-	return catalog.Result{
-		Structured: map[string]any{
-			"documents_indexed": r.indexed,
-			"documents_skipped": r.skipped,
-			"documents_removed": r.removedDocs,
-			"chunks_total":      r.total,
-			"chunks_embedded":   r.embedded,
-			"chunks_unchanged":  r.unchanged,
-			"chunks_removed":    r.shrunk,
-			"truncated":         tr,
-			"semantic":          semantic,
-		},
-		Text: "Indexed " + strconv.Itoa(r.indexed) + " documents: " + strconv.Itoa(r.embedded) + " chunks embedded, " +
-			strconv.Itoa(r.unchanged) + " unchanged, " + strconv.Itoa(r.removedDocs) + " removed documents.",
-	}
+func (r indexReport) reply(semantic bool) *catalog.Reply[docIndexOutput] {
+	return catalog.Answer(docIndexOutput{
+		DocumentsIndexed: r.indexed,
+		DocumentsSkipped: r.skipped,
+		DocumentsRemoved: r.removedDocs,
+		ChunksTotal:      r.total,
+		ChunksEmbedded:   r.embedded,
+		ChunksUnchanged:  r.unchanged,
+		ChunksRemoved:    r.shrunk,
+		Truncated:        r.truncated,
+		Semantic:         semantic,
+	}, "Indexed "+strconv.Itoa(r.indexed)+" documents: "+strconv.Itoa(r.embedded)+" chunks embedded, "+
+		strconv.Itoa(r.unchanged)+" unchanged, "+strconv.Itoa(r.removedDocs)+" removed documents.")
 }
 
 // ChunkID derives a chunk's id from its tenant, source and index, so a
@@ -118,11 +110,11 @@ func ChunkID(tenant, source string, index int) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func (d Deps) index(ctx context.Context, call catalog.Call, coll, prefix string) (indexReport, error) {
-	s := d.Settings
+func (x indexer) run(ctx context.Context, call catalog.Call, coll, prefix string) (indexReport, error) {
+	s := x.settings
 	var rep indexReport
 	owner := tenant(call.Principal)
-	listed, listTruncated, err := d.Documents.List(ctx, prefix, s.VectorIndexMaxFiles)
+	listed, listTruncated, err := x.documents.List(ctx, prefix, s.VectorIndexMaxFiles)
 	if err != nil {
 		return rep, catalog.Failed("The corpus could not be listed.").WithCause(err)
 	}
@@ -140,11 +132,11 @@ func (d Deps) index(ctx context.Context, call catalog.Call, coll, prefix string)
 		if call.Progress != nil {
 			call.Progress(float64(i), float64(len(listed)), "indexing")
 		}
-		if d.Authorizer == nil || !d.Authorizer.Authorize(ctx, call.Principal, ports.ActionRead, ports.Resource{Kind: ports.KindDocument, ID: f.Path}).Allowed {
+		if !x.authorizer.Authorize(ctx, call.Principal, ports.ActionRead, ports.Resource{Kind: ports.KindDocument, ID: f.Path}).Allowed {
 			rep.skipped++
 			continue
 		}
-		chunks, ok := d.chunksOf(ctx, f.Path, budget+1)
+		chunks, ok := x.chunksOf(ctx, f.Path, budget+1)
 		if !ok {
 			rep.skipped++
 			continue
@@ -154,7 +146,7 @@ func (d Deps) index(ctx context.Context, call catalog.Call, coll, prefix string)
 			break
 		}
 		budget -= len(chunks)
-		if err := d.indexDocument(ctx, coll, owner, f.Path, chunks, &rep); err != nil {
+		if err := x.indexDocument(ctx, coll, owner, f.Path, chunks, &rep); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
 				rep.truncated = append(rep.truncated, "timeout")
 				break
@@ -166,7 +158,7 @@ func (d Deps) index(ctx context.Context, call catalog.Call, coll, prefix string)
 	// Remove documents that are gone, but only after a complete listing:
 	// a capped or interrupted run must not delete what it did not see.
 	if len(rep.truncated) == 0 {
-		sources, err := d.Writer.Sources(ctx, coll, owner, prefix)
+		sources, err := x.writer.Sources(ctx, coll, owner, prefix)
 		if err != nil {
 			return rep, vectorRefusal(err)
 		}
@@ -174,7 +166,7 @@ func (d Deps) index(ctx context.Context, call catalog.Call, coll, prefix string)
 			if present[src] || !underPrefix(src, prefix) {
 				continue
 			}
-			if err := d.Writer.Truncate(ctx, coll, owner, src, 0); err != nil {
+			if err := x.writer.Truncate(ctx, coll, owner, src, 0); err != nil {
 				return rep, vectorRefusal(err)
 			}
 			rep.removedDocs++
@@ -188,9 +180,9 @@ func (d Deps) index(ctx context.Context, call catalog.Call, coll, prefix string)
 
 // chunksOf reads, sanitizes and chunks one document; ok is false when the
 // document cannot be indexed (gone, too large, refused by its sanitizer).
-func (d Deps) chunksOf(ctx context.Context, rel string, maxChunks int) ([]string, bool) {
-	s := d.Settings
-	raw, _, err := d.Documents.Read(ctx, rel, int64(s.DocMaxBytes))
+func (x indexer) chunksOf(ctx context.Context, rel string, maxChunks int) ([]string, bool) {
+	s := x.settings
+	raw, _, err := x.documents.Read(ctx, rel, int64(s.DocMaxBytes))
 	if err != nil {
 		return nil, false
 	}
@@ -216,8 +208,8 @@ func (d Deps) chunksOf(ctx context.Context, rel string, maxChunks int) ([]string
 
 // indexDocument embeds only the chunks whose hash changed, upserts them and
 // trims chunks past the document's new end.
-func (d Deps) indexDocument(ctx context.Context, coll, owner, source string, chunks []string, rep *indexReport) error {
-	existing, err := d.Writer.Hashes(ctx, coll, owner, source)
+func (x indexer) indexDocument(ctx context.Context, coll, owner, source string, chunks []string, rep *indexReport) error {
+	existing, err := x.writer.Hashes(ctx, coll, owner, source)
 	if err != nil {
 		return vectorRefusal(err)
 	}
@@ -225,7 +217,7 @@ func (d Deps) indexDocument(ctx context.Context, coll, owner, source string, chu
 	for i, c := range chunks {
 		sum := sha256.Sum256([]byte(c))
 		hash := hex.EncodeToString(sum[:])
-		if d.Settings.IndexReuseUnchanged && existing[i] == hash {
+		if x.settings.IndexReuseUnchanged && existing[i] == hash {
 			rep.unchanged++
 			continue
 		}
@@ -237,7 +229,7 @@ func (d Deps) indexDocument(ctx context.Context, coll, owner, source string, chu
 		for i, c := range batch {
 			texts[i] = c.Content
 		}
-		vecs, err := d.Embedder.Embed(ctx, texts)
+		vecs, err := x.embedder.Embed(ctx, texts)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -250,13 +242,13 @@ func (d Deps) indexDocument(ctx context.Context, coll, owner, source string, chu
 		for i := range batch {
 			batch[i].Embedding = vecs[i]
 		}
-		if err := d.Writer.Upsert(ctx, coll, batch); err != nil {
+		if err := x.writer.Upsert(ctx, coll, batch); err != nil {
 			return vectorRefusal(err)
 		}
 		rep.embedded += len(batch)
 	}
 	if len(existing) > len(chunks) {
-		if err := d.Writer.Truncate(ctx, coll, owner, source, len(chunks)); err != nil {
+		if err := x.writer.Truncate(ctx, coll, owner, source, len(chunks)); err != nil {
 			return vectorRefusal(err)
 		}
 		rep.shrunk++

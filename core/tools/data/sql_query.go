@@ -15,76 +15,75 @@ import (
 // MaxSQLParams bounds the named parameters of one query.
 const MaxSQLParams = 100
 
-// SQLQuery declares sql_query.
-func SQLQuery(d Deps) catalog.ToolSpec {
-	s := d.Settings
-	scalar := &catalog.Schema{Description: "A string, number, boolean or null bound to :name."}
-	params := &catalog.Schema{Type: "object", Description: "Values for the query's :named parameters.", Additional: scalar, MaxProperties: catalog.Ptr(MaxSQLParams)}
-	return catalog.MustTool(catalog.ToolDef{
+type sqlQueryInput struct {
+	Query  string         `json:"query" description:"A single SELECT statement." maxLength:"$query"`
+	Params map[string]any `json:"params,omitempty" description:"Values for the query's :named parameters." maxProperties:"$params" values:"description=A string, number, boolean or null bound to :name."`
+}
+
+type sqlQueryOutput struct {
+	Columns   []string `json:"columns" description:"Sanitized column names."`
+	Rows      [][]any  `json:"rows" description:"Rows of JSON values (untrusted data)."`
+	RowCount  int      `json:"row_count" description:"Rows returned." minimum:"0" maximum:"2147483648"`
+	Truncated []string `json:"truncated" description:"Bounds that cut the result: rows, columns, cell_bytes, total_bytes."`
+	Marker    string   `json:"marker" description:"The untrusted-data marker framing the text answer."`
+	Untrusted bool     `json:"untrusted" description:"Always true."`
+}
+
+// sqlQuery defines sql_query.
+func sqlQuery(s *settings.Settings) catalog.Tool[sqlQueryInput, sqlQueryOutput] {
+	return catalog.Define[sqlQueryInput, sqlQueryOutput](catalog.ToolDef{
 		Name:    "sql_query",
 		Family:  catalog.FamilyData,
 		Scope:   "sql:read",
 		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_SQL_QUERY_PER_MINUTE", Default: 60},
 		Description: "Run one read-only SELECT and return its rows as untrusted data; every referenced table is authorized and results are capped. Bind values with :named parameters. " +
 			"Example: sql_query(query=\"select id, email from users where org = :org\", params={\"org\": \"acme\"})",
-		Input: catalog.Object(map[string]*catalog.Schema{
-			"query":  catalog.String("A single SELECT statement.", s.SQLQueryMaxLength),
-			"params": params,
-		}, "query"),
-		Output: catalog.Object(map[string]*catalog.Schema{
-			"columns":   catalog.Array("Sanitized column names.", catalog.String("", 0), 0),
-			"rows":      catalog.Array("Rows of JSON values (untrusted data).", catalog.Array("", catalog.Any(""), 0), 0),
-			"row_count": catalog.Integer("Rows returned.", 0, 1<<31),
-			"truncated": catalog.Array("Bounds that cut the result: rows, columns, cell_bytes, total_bytes.", catalog.String("", 0), 0),
-			"marker":    catalog.String("The untrusted-data marker framing the text answer.", 0),
-			"untrusted": catalog.Boolean("Always true."),
-		}, "columns", "rows", "row_count", "truncated", "marker", "untrusted"),
 		Annotations: catalog.Annotations{Title: "SQL query", ReadOnly: true},
-		Handler: func(ctx context.Context, call catalog.Call) (catalog.Result, error) {
-			var args struct {
-				Query  string         `json:"query"`
-				Params map[string]any `json:"params"`
-			}
-			if err := call.Bind(&args); err != nil {
-				return catalog.Result{}, err
-			}
-			if d.SQL == nil || d.Vetter == nil {
-				return catalog.Result{}, catalog.Unavailable("The SQL connector is not configured (ARROWHEAD_SQL_DSN).")
-			}
-			q, err := d.Vetter.Vet(args.Query)
-			if err != nil {
-				if r, ok := ports.AsSQLRefusal(err); ok {
-					return catalog.Result{}, catalog.Invalid("The statement is refused: %s.", r.Reason)
-				}
-				return catalog.Result{}, err
-			}
-			if len(q.Tables) == 0 {
-				if d.Authorizer == nil || !d.Authorizer.Authorize(ctx, call.Principal, ports.ActionQuery, ports.Resource{Kind: ports.KindTableless}).Allowed {
-					return catalog.Result{}, catalog.Denied()
-				}
-			}
-			for _, t := range q.Tables {
-				if err := d.authorizeTable(ctx, call.Principal, ports.ActionQuery, t); err != nil {
-					return catalog.Result{}, err
-				}
-			}
-			bound, err := bindParams(q.Params, args.Params)
-			if err != nil {
-				return catalog.Result{}, err
-			}
-			res, err := d.SQL.Query(ctx, q, bound, ports.SQLLimits{
-				MaxRows:       s.SQLMaxRows,
-				MaxColumns:    s.SQLMaxColumns,
-				MaxCellBytes:  s.SQLMaxBytes,
-				MaxTotalBytes: s.SQLMaxBytes,
-				Timeout:       settings.Seconds(s.SQLTimeoutSeconds),
-			})
-			if err != nil {
-				return catalog.Result{}, sqlRefusal(err)
-			}
-			return rowsResult(res), nil
-		},
+		Bounds:      catalog.Bounds{"query": s.SQLQueryMaxLength, "params": MaxSQLParams},
 	})
+}
+
+// sqlRunner is sql_query: the vetter, the runner and the table gate.
+type sqlRunner struct {
+	tables
+	vetter ports.QueryVetter
+	sql    ports.SQLRunner
+}
+
+func (r sqlRunner) query(ctx context.Context, call catalog.Call, in sqlQueryInput) (*catalog.Reply[sqlQueryOutput], error) {
+	s := r.settings
+	q, err := r.vetter.Vet(in.Query)
+	if err != nil {
+		if refusal, ok := ports.AsSQLRefusal(err); ok {
+			return nil, catalog.Invalid("The statement is refused: %s.", refusal.Reason)
+		}
+		return nil, err
+	}
+	if len(q.Tables) == 0 {
+		if !r.authorizer.Authorize(ctx, call.Principal, ports.ActionQuery, ports.Resource{Kind: ports.KindTableless}).Allowed {
+			return nil, catalog.Denied()
+		}
+	}
+	for _, t := range q.Tables {
+		if err := r.authorizeTable(ctx, call.Principal, ports.ActionQuery, t); err != nil {
+			return nil, err
+		}
+	}
+	bound, err := bindParams(q.Params, in.Params)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.sql.Query(ctx, q, bound, ports.SQLLimits{
+		MaxRows:       s.SQLMaxRows,
+		MaxColumns:    s.SQLMaxColumns,
+		MaxCellBytes:  s.SQLMaxBytes,
+		MaxTotalBytes: s.SQLMaxBytes,
+		Timeout:       settings.Seconds(s.SQLTimeoutSeconds),
+	})
+	if err != nil {
+		return nil, sqlRefusal(err)
+	}
+	return rowsReply(res), nil
 }
 
 // bindParams orders the caller's values by placeholder. Names are never
@@ -129,13 +128,13 @@ func sqlRefusal(err error) error {
 	return catalog.Failed("The query failed.")
 }
 
-// rowsResult sanitizes column names and string values and frames the rows.
-func rowsResult(res ports.SQLResult) catalog.Result {
-	cols := make([]any, len(res.Columns))
+// rowsReply sanitizes column names and string values and frames the rows.
+func rowsReply(res ports.SQLResult) *catalog.Reply[sqlQueryOutput] {
+	cols := make([]string, len(res.Columns))
 	for i, c := range res.Columns {
 		cols[i] = content.SanitizeString(c)
 	}
-	rows := make([]any, len(res.Rows))
+	rows := make([][]any, len(res.Rows))
 	for i, r := range res.Rows {
 		row := make([]any, len(r))
 		for j, v := range r {
@@ -143,23 +142,16 @@ func rowsResult(res ports.SQLResult) catalog.Result {
 		}
 		rows[i] = row
 	}
-	truncated := make([]any, 0, len(res.Truncated))
-	for _, t := range res.Truncated {
-		truncated = append(truncated, t)
-	}
 	body, _ := json.Marshal(map[string]any{"columns": cols, "rows": rows})
 	framed := content.Frame(string(body), content.NewSource("sql", "query", "json", body))
-	return catalog.Result{
-		Structured: map[string]any{
-			"columns":   cols,
-			"rows":      rows,
-			"row_count": len(rows),
-			"truncated": truncated,
-			"marker":    framed.Marker,
-			"untrusted": true,
-		},
-		Text: framed.Text,
-	}
+	return catalog.Answer(sqlQueryOutput{
+		Columns:   cols,
+		Rows:      rows,
+		RowCount:  len(rows),
+		Truncated: res.Truncated,
+		Marker:    framed.Marker,
+		Untrusted: true,
+	}, framed.Text)
 }
 
 // sanitizeValue strips control and invisible characters from every string

@@ -8,64 +8,61 @@ import (
 	"unicode/utf8"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// VectorSearch declares vector_search: nearest rows to a caller-supplied
+type vectorSearchInput struct {
+	Collection string        `json:"collection" description:"An allow-listed collection." maxLength:"63"`
+	Embedding  []json.Number `json:"embedding" description:"The query vector (finite numbers, the collection's width)." maxItems:"$dimensions"`
+	K          int           `json:"k,omitempty" description:"How many results (default 5)." minimum:"1" maximum:"$max_k"`
+}
+
+// vectorSearch defines vector_search: nearest rows to a caller-supplied
 // embedding.
-func VectorSearch(d Deps) catalog.ToolSpec {
-	s := d.Settings
-	return catalog.MustTool(catalog.ToolDef{
+func vectorSearch(s *settings.Settings) catalog.Tool[vectorSearchInput, hitsOutput] {
+	return catalog.Define[vectorSearchInput, hitsOutput](catalog.ToolDef{
 		Name:    "vector_search",
 		Family:  catalog.FamilyData,
 		Scope:   "vector:search",
 		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_VECTOR_SEARCH_PER_MINUTE", Default: 30},
 		Description: "Find the rows of an allow-listed collection nearest to a query embedding, within the caller's tenant; results are capped. " +
 			"Example: vector_search(collection=\"documents\", embedding=[0.1, 0.2], k=5)",
-		Input: catalog.Object(map[string]*catalog.Schema{
-			"collection": catalog.String("An allow-listed collection.", 63),
-			"embedding":  catalog.Array("The query vector (finite numbers, the collection's width).", catalog.Number(""), s.PgvectorMaxDimensions),
-			"k":          kSchema(s),
-		}, "collection", "embedding"),
-		Output:      hitsOutput(),
 		Annotations: catalog.Annotations{Title: "Vector search", ReadOnly: true, Idempotent: true},
-		Handler: func(ctx context.Context, call catalog.Call) (catalog.Result, error) {
-			var args struct {
-				Collection string        `json:"collection"`
-				Embedding  []json.Number `json:"embedding"`
-				K          int           `json:"k"`
-			}
-			if err := call.Bind(&args); err != nil {
-				return catalog.Result{}, err
-			}
-			coll, err := d.collection(args.Collection)
-			if err != nil {
-				return catalog.Result{}, err
-			}
-			if err := d.authorizeTable(ctx, call.Principal, ports.ActionQuery, coll); err != nil {
-				return catalog.Result{}, err
-			}
-			vec, err := d.vector(args.Embedding)
-			if err != nil {
-				return catalog.Result{}, err
-			}
-			if d.Vectors == nil {
-				return catalog.Result{}, catalog.Unavailable("Vector search is not configured.")
-			}
-			hits, err := d.Vectors.Search(ctx, coll, tenant(call.Principal), vec, kOrDefault(args.K))
-			if err != nil {
-				return catalog.Result{}, vectorRefusal(err)
-			}
-			return hitsResult(hits, true, "vector"), nil
-		},
+		Bounds:      catalog.Bounds{"dimensions": s.PgvectorMaxDimensions, "max_k": s.PgvectorMaxK},
 	})
+}
+
+// searcher is vector_search: the vector reader and the table gate.
+type searcher struct {
+	tables
+	vectors ports.VectorReader
+}
+
+func (r searcher) search(ctx context.Context, call catalog.Call, in vectorSearchInput) (*catalog.Reply[hitsOutput], error) {
+	coll, err := r.collection(in.Collection)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.authorizeTable(ctx, call.Principal, ports.ActionQuery, coll); err != nil {
+		return nil, err
+	}
+	vec, err := r.vector(in.Embedding)
+	if err != nil {
+		return nil, err
+	}
+	hits, err := r.vectors.Search(ctx, coll, tenant(call.Principal), vec, kOrDefault(in.K))
+	if err != nil {
+		return nil, vectorRefusal(err)
+	}
+	return hitsReply(hits, true, "vector"), nil
 }
 
 // vector validates a caller embedding: the configured width, finite values
 // representable as float32.
-func (d Deps) vector(nums []json.Number) ([]float32, error) {
-	if len(nums) != d.Settings.EmbeddingDimensions {
-		return nil, catalog.Invalid("The embedding must have exactly %d numbers (ARROWHEAD_EMBEDDING_DIMENSIONS).", d.Settings.EmbeddingDimensions)
+func (t tables) vector(nums []json.Number) ([]float32, error) {
+	if len(nums) != t.settings.EmbeddingDimensions {
+		return nil, catalog.Invalid("The embedding must have exactly %d numbers (ARROWHEAD_EMBEDDING_DIMENSIONS).", t.settings.EmbeddingDimensions)
 	}
 	out := make([]float32, len(nums))
 	for i, n := range nums {
@@ -78,82 +75,89 @@ func (d Deps) vector(nums []json.Number) ([]float32, error) {
 	return out, nil
 }
 
-// queryTool builds vector_query and hybrid_query, which embed the caller's
+type textQueryInput struct {
+	Collection string `json:"collection" description:"An allow-listed collection." maxLength:"63"`
+	Query      string `json:"query" description:"Natural-language query." maxLength:"$query"`
+	K          int    `json:"k,omitempty" description:"How many results (default 5)." minimum:"1" maximum:"$max_k"`
+}
+
+// queryTool defines vector_query and hybrid_query, which embed the caller's
 // text server-side after authorization (so a denied caller never triggers
 // an outbound embedding request).
-func queryTool(d Deps, name, ceilingVar, desc, title string, hybrid bool) catalog.ToolSpec {
-	s := d.Settings
-	return catalog.MustTool(catalog.ToolDef{
+func queryTool(s *settings.Settings, name, ceilingVar, desc, title string) catalog.Tool[textQueryInput, hitsOutput] {
+	return catalog.Define[textQueryInput, hitsOutput](catalog.ToolDef{
 		Name:        name,
 		Family:      catalog.FamilyData,
 		Scope:       "vector:search",
 		Ceiling:     catalog.Ceiling{Var: ceilingVar, Default: 30},
 		Description: desc,
-		Input: catalog.Object(map[string]*catalog.Schema{
-			"collection": catalog.String("An allow-listed collection.", 63),
-			"query":      catalog.String("Natural-language query.", MaxQueryTextChars),
-			"k":          kSchema(s),
-		}, "collection", "query"),
-		Output:      hitsOutput(),
 		Annotations: catalog.Annotations{Title: title, ReadOnly: true, Idempotent: true},
-		Handler: func(ctx context.Context, call catalog.Call) (catalog.Result, error) {
-			var args struct {
-				Collection string `json:"collection"`
-				Query      string `json:"query"`
-				K          int    `json:"k"`
-			}
-			if err := call.Bind(&args); err != nil {
-				return catalog.Result{}, err
-			}
-			coll, err := d.collection(args.Collection)
-			if err != nil {
-				return catalog.Result{}, err
-			}
-			if err := d.authorizeTable(ctx, call.Principal, ports.ActionQuery, coll); err != nil {
-				return catalog.Result{}, err
-			}
-			text := strings.TrimSpace(args.Query)
-			if text == "" || !utf8.ValidString(text) {
-				return catalog.Result{}, catalog.Invalid("The query must be non-empty UTF-8 text.")
-			}
-			if d.Vectors == nil || d.Embedder == nil {
-				return catalog.Result{}, catalog.Unavailable("Vector retrieval is not configured.")
-			}
-			vecs, err := d.Embedder.Embed(ctx, []string{text})
-			if err != nil || len(vecs) != 1 {
-				return catalog.Result{}, catalog.Failed("The query could not be embedded.").WithCause(err)
-			}
-			k := kOrDefault(args.K)
-			var hits []ports.VectorHit
-			mode := "vector"
-			if hybrid {
-				mode = "hybrid"
-				hits, err = d.Vectors.Hybrid(ctx, coll, tenant(call.Principal), text, vecs[0], k, ports.HybridOptions{
-					RRFK: s.HybridRRFK, CandidateMultiplier: s.HybridCandidateMultiplier, Language: s.FTSLanguage,
-				})
-			} else {
-				hits, err = d.Vectors.Search(ctx, coll, tenant(call.Principal), vecs[0], k)
-			}
-			if err != nil {
-				return catalog.Result{}, vectorRefusal(err)
-			}
-			return hitsResult(hits, d.Embedder.Semantic(), mode), nil
-		},
+		Bounds:      catalog.Bounds{"query": MaxQueryTextChars, "max_k": s.PgvectorMaxK},
 	})
 }
 
-// VectorQuery declares vector_query.
-func VectorQuery(d Deps) catalog.ToolSpec {
-	return queryTool(d, "vector_query", "ARROWHEAD_VECTOR_QUERY_PER_MINUTE",
+// vectorQuery defines vector_query.
+func vectorQuery(s *settings.Settings) catalog.Tool[textQueryInput, hitsOutput] {
+	return queryTool(s, "vector_query", "ARROWHEAD_VECTOR_QUERY_PER_MINUTE",
 		"Find the corpus chunks most similar to a natural-language query within the caller's tenant; the query is embedded server-side and each result cites its source and chunk index. "+
 			"Example: vector_query(collection=\"doc_chunks\", query=\"how do refunds work?\", k=5)",
-		"Vector query", false)
+		"Vector query")
 }
 
-// HybridQuery declares hybrid_query.
-func HybridQuery(d Deps) catalog.ToolSpec {
-	return queryTool(d, "hybrid_query", "ARROWHEAD_HYBRID_QUERY_PER_MINUTE",
+// hybridQuery defines hybrid_query.
+func hybridQuery(s *settings.Settings) catalog.Tool[textQueryInput, hitsOutput] {
+	return queryTool(s, "hybrid_query", "ARROWHEAD_HYBRID_QUERY_PER_MINUTE",
 		"Retrieve corpus chunks by vector and keyword relevance fused with reciprocal rank fusion, within the caller's tenant; results cite source and chunk index. "+
 			"Example: hybrid_query(collection=\"doc_chunks\", query=\"refund window\", k=5)",
-		"Hybrid query", true)
+		"Hybrid query")
+}
+
+// querier is vector_query and hybrid_query: the vector reader, the
+// embedder and the table gate.
+type querier struct {
+	tables
+	vectors  ports.VectorReader
+	embedder ports.Embedder
+}
+
+func (q querier) vector(ctx context.Context, call catalog.Call, in textQueryInput) (*catalog.Reply[hitsOutput], error) {
+	return q.run(ctx, call, in, false)
+}
+
+func (q querier) hybrid(ctx context.Context, call catalog.Call, in textQueryInput) (*catalog.Reply[hitsOutput], error) {
+	return q.run(ctx, call, in, true)
+}
+
+func (q querier) run(ctx context.Context, call catalog.Call, in textQueryInput, hybrid bool) (*catalog.Reply[hitsOutput], error) {
+	s := q.settings
+	coll, err := q.collection(in.Collection)
+	if err != nil {
+		return nil, err
+	}
+	if err := q.authorizeTable(ctx, call.Principal, ports.ActionQuery, coll); err != nil {
+		return nil, err
+	}
+	text := strings.TrimSpace(in.Query)
+	if text == "" || !utf8.ValidString(text) {
+		return nil, catalog.Invalid("The query must be non-empty UTF-8 text.")
+	}
+	vecs, err := q.embedder.Embed(ctx, []string{text})
+	if err != nil || len(vecs) != 1 {
+		return nil, catalog.Failed("The query could not be embedded.").WithCause(err)
+	}
+	k := kOrDefault(in.K)
+	var hits []ports.VectorHit
+	mode := "vector"
+	if hybrid {
+		mode = "hybrid"
+		hits, err = q.vectors.Hybrid(ctx, coll, tenant(call.Principal), text, vecs[0], k, ports.HybridOptions{
+			RRFK: s.HybridRRFK, CandidateMultiplier: s.HybridCandidateMultiplier, Language: s.FTSLanguage,
+		})
+	} else {
+		hits, err = q.vectors.Search(ctx, coll, tenant(call.Principal), vecs[0], k)
+	}
+	if err != nil {
+		return nil, vectorRefusal(err)
+	}
+	return hitsReply(hits, q.embedder.Semantic(), mode), nil
 }

@@ -6,73 +6,67 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/security"
+	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// readOutput is doc_read's (and the doc:// resource's) structured shape.
-func readOutput() *catalog.Schema {
-	props := content.FrameProperties()
-	props["path"] = catalog.String("The document path.", 0)
-	props["content_type"] = catalog.Enum("Format the document was sanitized as.", formatJSON, formatMarkdown, formatText)
-	props["truncated"] = catalog.Boolean("True when the sanitized content was cut at the size limit.")
-	return catalog.Object(props, "path", "content_type", "truncated", "content", "marker", "source", "untrusted")
+type docReadInput struct {
+	Path string `json:"path" description:"Document path relative to the corpus root." maxLength:"$path"`
 }
 
-// DocRead declares doc_read.
-func DocRead(d Deps) catalog.ToolSpec {
-	return catalog.MustTool(catalog.ToolDef{
+// sanitizedDocument is the part of doc_read's and doc_retrieve's output
+// that says how the content was treated.
+type sanitizedDocument struct {
+	content.Framed
+	ContentType string `json:"content_type" description:"Format the document was sanitized as." enum:"json,markdown,text"`
+	Truncated   bool   `json:"truncated" description:"True when the sanitized content was cut at the size limit."`
+}
+
+// readOutput is doc_read's output, and what the doc:// resource serves.
+type readOutput struct {
+	sanitizedDocument
+	Path string `json:"path" description:"The document path."`
+}
+
+// docRead defines doc_read.
+func docRead(*settings.Settings) catalog.Tool[docReadInput, readOutput] {
+	return catalog.Define[docReadInput, readOutput](catalog.ToolDef{
 		Name:        "doc_read",
 		Family:      catalog.FamilyDocs,
 		Scope:       "docs:read",
 		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_READ_PER_MINUTE", Default: 60},
 		Description: "Read a JSON, Markdown or text document from the corpus by relative path; returns sanitized content framed as untrusted data. Example: doc_read(path=\"notes/todo.md\")",
-		Input: catalog.Object(map[string]*catalog.Schema{
-			"path": catalog.String("Document path relative to the corpus root.", security.MaxPathBytes),
-		}, "path"),
-		Output:      readOutput(),
 		Annotations: catalog.Annotations{Title: "Read document", ReadOnly: true, Idempotent: true},
-		Handler: func(ctx context.Context, call catalog.Call) (catalog.Result, error) {
-			var args struct {
-				Path string `json:"path"`
-			}
-			if err := call.Bind(&args); err != nil {
-				return catalog.Result{}, err
-			}
-			out, framed, err := d.read(ctx, call.Principal, args.Path)
-			if err != nil {
-				return catalog.Result{}, err
-			}
-			return catalog.Result{Structured: out, Text: framed.Text}, nil
-		},
+		Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 	})
+}
+
+func (c *corpus) readTool(ctx context.Context, call catalog.Call, in docReadInput) (*catalog.Reply[readOutput], error) {
+	out, err := c.read(ctx, call.Principal, in.Path)
+	if err != nil {
+		return nil, err
+	}
+	return catalog.Answer(out, out.Text), nil
 }
 
 // read is the shared path of doc_read and the doc:// resource: validate,
 // authorize, read, sanitize for the format, frame.
-func (d Deps) read(ctx context.Context, p ports.Principal, reqPath string) (map[string]any, content.Framed, error) {
+func (c *corpus) read(ctx context.Context, p ports.Principal, reqPath string) (readOutput, error) {
 	rel, err := docPath(reqPath)
 	if err != nil {
-		return nil, content.Framed{}, err
+		return readOutput{}, err
 	}
-	if err := d.authorize(ctx, p, ports.ActionRead, rel); err != nil {
-		return nil, content.Framed{}, err
+	if err := c.authorize(ctx, p, ports.ActionRead, rel); err != nil {
+		return readOutput{}, err
 	}
-	st, err := d.store()
+	raw, _, err := c.store.Read(ctx, rel, int64(c.settings.DocMaxBytes))
 	if err != nil {
-		return nil, content.Framed{}, err
-	}
-	raw, _, err := st.Read(ctx, rel, int64(d.Settings.DocMaxBytes))
-	if err != nil {
-		return nil, content.Framed{}, storeRefusal(err)
+		return readOutput{}, storeRefusal(err)
 	}
 	format := formatOf(rel)
-	framed, truncated, err := d.frame("document", rel, format, raw)
+	framed, truncated, err := frame(c.settings, "document", rel, format, raw)
 	if err != nil {
-		return nil, content.Framed{}, err
+		return readOutput{}, err
 	}
-	out := framed.Structured()
-	out["path"] = rel
-	out["content_type"] = format
-	out["truncated"] = truncated
-	return out, framed, nil
+	return readOutput{sanitizedDocument{framed, format, truncated}, rel}, nil
 }

@@ -12,56 +12,56 @@ import (
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// DocScan declares doc_scan.
-func DocScan(d Deps) catalog.ToolSpec {
-	s := d.Settings
-	finding := catalog.Object(map[string]*catalog.Schema{
-		"type":        catalog.String("Secret or PII type.", 0),
-		"path":        catalog.String("Document path.", 0),
-		"line":        catalog.Integer("1-based line.", 1, 1<<31),
-		"column":      catalog.Integer("1-based column, in characters.", 1, 1<<31),
-		"placeholder": catalog.String("[REDACTED:TYPE:tag]; the tag is a keyed hash, never the value.", 0),
-	}, "type", "path", "line", "column", "placeholder")
-	return catalog.MustTool(catalog.ToolDef{
+type docScanInput struct {
+	PathPrefix string `json:"path_prefix,omitempty" description:"Only documents under this prefix." maxLength:"$path"`
+}
+
+type scanFinding struct {
+	Type        string `json:"type" description:"Secret or PII type."`
+	Path        string `json:"path" description:"Document path."`
+	Line        int    `json:"line" description:"1-based line." minimum:"1" maximum:"2147483648"`
+	Column      int    `json:"column" description:"1-based column, in characters." minimum:"1" maximum:"2147483648"`
+	Placeholder string `json:"placeholder" description:"[REDACTED:TYPE:tag]; the tag is a keyed hash, never the value."`
+}
+
+type docScanOutput struct {
+	Findings     []scanFinding `json:"findings" description:"Redacted findings."`
+	FilesScanned int           `json:"files_scanned" description:"Documents scanned." minimum:"0" maximum:"2147483648"`
+	FilesSkipped int           `json:"files_skipped" description:"Documents not scanned (not authorized, too large or unreadable)." minimum:"0" maximum:"2147483648"`
+	Truncated    []string      `json:"truncated" description:"Bounds that cut the scan short."`
+}
+
+// docScan defines doc_scan.
+func docScan(*settings.Settings) catalog.Tool[docScanInput, docScanOutput] {
+	return catalog.Define[docScanInput, docScanOutput](catalog.ToolDef{
 		Name:        "doc_scan",
 		Family:      catalog.FamilyDocs,
 		Scope:       "docs:scan",
 		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_SCAN_PER_MINUTE", Default: 20},
 		Description: "Scan corpus documents for secrets and PII; returns type, location and a hashed placeholder, never the raw value. Example: doc_scan(path_prefix=\"exports/\")",
-		Input: catalog.Object(map[string]*catalog.Schema{
-			"path_prefix": catalog.String("Only documents under this prefix.", security.MaxPathBytes),
-		}),
-		Output: catalog.Object(map[string]*catalog.Schema{
-			"findings":      catalog.Array("Redacted findings.", finding, 0),
-			"files_scanned": catalog.Integer("Documents scanned.", 0, 1<<31),
-			"files_skipped": catalog.Integer("Documents not scanned (not authorized, too large or unreadable).", 0, 1<<31),
-			"truncated":     catalog.Array("Bounds that cut the scan short.", catalog.String("", 0), 0),
-		}, "findings", "files_scanned", "files_skipped", "truncated"),
 		Annotations: catalog.Annotations{Title: "Scan documents for secrets", ReadOnly: true, Idempotent: true},
-		Handler: func(ctx context.Context, call catalog.Call) (catalog.Result, error) {
-			var args struct {
-				PathPrefix string `json:"path_prefix"`
-			}
-			if err := call.Bind(&args); err != nil {
-				return catalog.Result{}, err
-			}
-			prefix, err := docPrefix(args.PathPrefix)
-			if err != nil {
-				return catalog.Result{}, err
-			}
-			st, err := d.store()
-			if err != nil {
-				return catalog.Result{}, err
-			}
-			ctx, cancel := context.WithTimeout(ctx, settings.Seconds(s.ScanTimeoutSeconds))
-			defer cancel()
-			rep, err := d.scan(ctx, st, call.Principal, prefix)
-			if err != nil {
-				return catalog.Result{}, err
-			}
-			return rep.result(), nil
-		},
+		Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 	})
+}
+
+// scanner is doc_scan: the corpus and the secret scanner.
+type scanner struct {
+	*corpus
+	secrets *security.Scanner
+}
+
+func (sc scanner) scanTool(ctx context.Context, call catalog.Call, in docScanInput) (*catalog.Reply[docScanOutput], error) {
+	prefix, err := docPrefix(in.PathPrefix)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, settings.Seconds(sc.settings.ScanTimeoutSeconds))
+	defer cancel()
+	rep, err := sc.scan(ctx, call.Principal, prefix)
+	if err != nil {
+		return nil, err
+	}
+	return rep.reply(), nil
 }
 
 // ScanReport is a finished (or bounded) scan, shared with the async scan of
@@ -73,33 +73,25 @@ type ScanReport struct {
 	Truncated    []string
 }
 
-func (r ScanReport) result() catalog.Result {
-	findings := make([]any, 0, len(r.Findings))
+func (r ScanReport) reply() *catalog.Reply[docScanOutput] {
+	out := docScanOutput{
+		Findings:     make([]scanFinding, 0, len(r.Findings)),
+		FilesScanned: r.FilesScanned,
+		FilesSkipped: r.FilesSkipped,
+		Truncated:    r.Truncated,
+	}
 	for _, f := range r.Findings {
-		findings = append(findings, map[string]any{
-			"type": string(f.Type), "path": content.SanitizeString(f.Path), "line": f.Line, "column": f.Column, "placeholder": f.Placeholder,
+		out.Findings = append(out.Findings, scanFinding{
+			Type: string(f.Type), Path: content.SanitizeString(f.Path), Line: f.Line, Column: f.Column, Placeholder: f.Placeholder,
 		})
 	}
-	truncated := make([]any, 0, len(r.Truncated))
-	for _, t := range r.Truncated {
-		truncated = append(truncated, t)
-	}
-	text := summarizeFindings(r)
-	return catalog.Result{
-		Structured: map[string]any{
-			"findings":      findings,
-			"files_scanned": r.FilesScanned,
-			"files_skipped": r.FilesSkipped,
-			"truncated":     truncated,
-		},
-		Text: text,
-	}
+	return catalog.Answer(out, summarizeFindings(r))
 }
 
 // scan walks the authorized documents under prefix, finding secrets in the
 // sanitized text of each (never returning a raw value).
-func (d Deps) scan(ctx context.Context, st ports.DocumentStore, p ports.Principal, prefix string) (ScanReport, error) {
-	s := d.Settings
+func (sc scanner) scan(ctx context.Context, p ports.Principal, prefix string) (ScanReport, error) {
+	s, st := sc.settings, sc.store
 	var rep ScanReport
 	listed, truncated, err := st.List(ctx, prefix, s.ScanMaxFiles)
 	if err != nil {
@@ -109,7 +101,7 @@ func (d Deps) scan(ctx context.Context, st ports.DocumentStore, p ports.Principa
 		rep.Truncated = append(rep.Truncated, "files")
 	}
 	remaining := s.ScanMaxFindings
-	allow := d.allowFunc(p, ports.ActionScan)
+	allow := sc.allowFunc(p, ports.ActionScan)
 	for _, f := range listed {
 		if ctx.Err() != nil {
 			rep.Truncated = append(rep.Truncated, "timeout")
@@ -137,7 +129,7 @@ func (d Deps) scan(ctx context.Context, st ports.DocumentStore, p ports.Principa
 			rep.FilesSkipped++
 			continue
 		}
-		found := d.Scanner.ScanText(f.Path, text, remaining)
+		found := sc.secrets.ScanText(f.Path, text, remaining)
 		rep.Findings = append(rep.Findings, found...)
 		remaining -= len(found)
 		rep.FilesScanned++

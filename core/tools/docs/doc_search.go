@@ -11,102 +11,103 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/core/security"
+	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// DocSearch declares doc_search.
-func DocSearch(d Deps) catalog.ToolSpec {
-	s := d.Settings
-	match := catalog.Object(map[string]*catalog.Schema{
-		"path":    catalog.String("Document path.", 0),
-		"line":    catalog.Integer("1-based line.", 1, 1<<31),
-		"column":  catalog.Integer("1-based column, in characters.", 1, 1<<31),
-		"snippet": catalog.String("The sanitized matching line, cut around the match.", 0),
-	}, "path", "line", "column", "snippet")
-	return catalog.MustTool(catalog.ToolDef{
+type docSearchInput struct {
+	Query      string `json:"query" description:"Text to find (a pattern with use_regex)." maxLength:"$query"`
+	PathPrefix string `json:"path_prefix,omitempty" description:"Only documents under this prefix." maxLength:"$path"`
+	UseRegex   bool   `json:"use_regex,omitempty" description:"Treat query as an RE2 regular expression."`
+}
+
+type searchMatch struct {
+	Path    string `json:"path" description:"Document path."`
+	Line    int    `json:"line" description:"1-based line." minimum:"1" maximum:"2147483648"`
+	Column  int    `json:"column" description:"1-based column, in characters." minimum:"1" maximum:"2147483648"`
+	Snippet string `json:"snippet" description:"The sanitized matching line, cut around the match."`
+}
+
+type docSearchOutput struct {
+	Matches       []searchMatch `json:"matches" description:"Matching lines."`
+	FilesScanned  int           `json:"files_scanned" description:"Documents searched." minimum:"0" maximum:"2147483648"`
+	BytesScanned  int64         `json:"bytes_scanned" description:"Bytes searched." minimum:"0" maximum:"9007199254740992"`
+	Truncated     []string      `json:"truncated" description:"Bounds that cut the search short."`
+	Marker        string        `json:"marker" description:"The untrusted-data marker framing the text answer."`
+	Untrusted     bool          `json:"untrusted" description:"Always true."`
+	Regex         bool          `json:"regex" description:"Whether the query ran as a pattern."`
+	FilesExcluded int           `json:"files_excluded" description:"Listed documents not searched (not authorized or unreadable)." minimum:"0" maximum:"2147483648"`
+}
+
+// docSearch defines doc_search.
+func docSearch(s *settings.Settings) catalog.Tool[docSearchInput, docSearchOutput] {
+	return catalog.Define[docSearchInput, docSearchOutput](catalog.ToolDef{
 		Name:        "doc_search",
 		Family:      catalog.FamilyDocs,
 		Scope:       "docs:search",
 		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_SEARCH_PER_MINUTE", Default: 60},
 		Description: "Search corpus documents for a query and return bounded, sanitized snippets. Literal by default; use_regex when the deployment enables it. Example: doc_search(query=\"deadline\", path_prefix=\"notes/\")",
-		Input: catalog.Object(map[string]*catalog.Schema{
-			"query":       catalog.String("Text to find (a pattern with use_regex).", s.SearchQueryMaxLength),
-			"path_prefix": catalog.String("Only documents under this prefix.", security.MaxPathBytes),
-			"use_regex":   catalog.Boolean("Treat query as an RE2 regular expression."),
-		}, "query"),
-		Output: catalog.Object(map[string]*catalog.Schema{
-			"matches":        catalog.Array("Matching lines.", match, 0),
-			"files_scanned":  catalog.Integer("Documents searched.", 0, 1<<31),
-			"bytes_scanned":  catalog.Integer("Bytes searched.", 0, 1<<53),
-			"truncated":      catalog.Array("Bounds that cut the search short.", catalog.String("", 0), 0),
-			"marker":         catalog.String("The untrusted-data marker framing the text answer.", 0),
-			"untrusted":      catalog.Boolean("Always true."),
-			"regex":          catalog.Boolean("Whether the query ran as a pattern."),
-			"files_excluded": catalog.Integer("Listed documents not searched (not authorized or unreadable).", 0, 1<<31),
-		}, "matches", "files_scanned", "bytes_scanned", "truncated", "marker", "untrusted", "regex", "files_excluded"),
 		Annotations: catalog.Annotations{Title: "Search documents", ReadOnly: true, Idempotent: true},
-		Handler: func(ctx context.Context, call catalog.Call) (catalog.Result, error) {
-			var args struct {
-				Query      string `json:"query"`
-				PathPrefix string `json:"path_prefix"`
-				UseRegex   bool   `json:"use_regex"`
-			}
-			if err := call.Bind(&args); err != nil {
-				return catalog.Result{}, err
-			}
-			if args.UseRegex && !s.SearchRegexEnabled {
-				return catalog.Result{}, catalog.Invalid("Regex search is disabled on this server; search literally instead.")
-			}
-			m, err := search.NewMatcher(args.Query, args.UseRegex, search.MatcherOptions{MaxQueryChars: s.SearchQueryMaxLength})
-			if err != nil {
-				return catalog.Result{}, catalog.Invalid("%s.", capitalize(err.Error()))
-			}
-			prefix, err := docPrefix(args.PathPrefix)
-			if err != nil {
-				return catalog.Result{}, err
-			}
-			st, err := d.store()
-			if err != nil {
-				return catalog.Result{}, err
-			}
-			listed, listTruncated, err := st.List(ctx, prefix, s.SearchMaxFiles)
-			if err != nil {
-				return catalog.Result{}, storeRefusal(err)
-			}
-			paths := make([]string, len(listed))
-			for i, f := range listed {
-				paths[i] = f.Path
-			}
-			src := search.NewStoreSource(st, paths, d.allowFunc(call.Principal, ports.ActionSearch),
-				search.StoreSourceOptions{MaxBytes: int64(s.DocMaxBytes)})
-			defer src.Close()
-			res, err := search.Run(ctx, src, m, search.Limits{
-				MaxFiles:        s.SearchMaxFiles,
-				MaxResults:      s.SearchMaxResults,
-				MaxTotalBytes:   int64(s.SearchMaxTotalBytes),
-				SnippetMaxChars: s.SearchSnippetMaxChars,
-				Deadline:        time.Duration(s.SearchRegexTimeoutMS) * time.Millisecond,
-			})
-			if err != nil {
-				if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-					return catalog.Result{}, err
-				}
-				return catalog.Result{}, storeRefusal(err)
-			}
-			return searchResult(res, src.Skipped(), listTruncated, args.UseRegex), nil
-		},
+		Bounds:      catalog.Bounds{"query": s.SearchQueryMaxLength, "path": security.MaxPathBytes},
 	})
 }
 
+func (c *corpus) search(ctx context.Context, call catalog.Call, in docSearchInput) (*catalog.Reply[docSearchOutput], error) {
+	s := c.settings
+	if in.UseRegex && !s.SearchRegexEnabled {
+		return nil, catalog.Invalid("Regex search is disabled on this server; search literally instead.")
+	}
+	m, err := search.NewMatcher(in.Query, in.UseRegex, search.MatcherOptions{MaxQueryChars: s.SearchQueryMaxLength})
+	if err != nil {
+		return nil, catalog.Invalid("%s", catalog.Sentence(err.Error()))
+	}
+	prefix, err := docPrefix(in.PathPrefix)
+	if err != nil {
+		return nil, err
+	}
+	listed, listTruncated, err := c.store.List(ctx, prefix, s.SearchMaxFiles)
+	if err != nil {
+		return nil, storeRefusal(err)
+	}
+	paths := make([]string, len(listed))
+	for i, f := range listed {
+		paths[i] = f.Path
+	}
+	src := search.NewStoreSource(c.store, paths, c.allowFunc(call.Principal, ports.ActionSearch),
+		search.StoreSourceOptions{MaxBytes: int64(s.DocMaxBytes)})
+	defer src.Close()
+	res, err := search.Run(ctx, src, m, search.Limits{
+		MaxFiles:        s.SearchMaxFiles,
+		MaxResults:      s.SearchMaxResults,
+		MaxTotalBytes:   int64(s.SearchMaxTotalBytes),
+		SnippetMaxChars: s.SearchSnippetMaxChars,
+		Deadline:        time.Duration(s.SearchRegexTimeoutMS) * time.Millisecond,
+	})
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		return nil, storeRefusal(err)
+	}
+	return searchResult(res, src.Skipped(), listTruncated, in.UseRegex), nil
+}
+
 // searchResult sanitizes every snippet and frames the text answer once.
-func searchResult(res search.Result, excluded int, listTruncated, regex bool) catalog.Result {
-	matches := make([]any, 0, len(res.Matches))
+func searchResult(res search.Result, excluded int, listTruncated, regex bool) *catalog.Reply[docSearchOutput] {
+	out := docSearchOutput{
+		Matches:       make([]searchMatch, 0, len(res.Matches)),
+		FilesScanned:  res.FilesScanned,
+		BytesScanned:  res.BytesScanned,
+		Untrusted:     true,
+		Regex:         regex,
+		FilesExcluded: excluded,
+	}
 	var text strings.Builder
 	for _, m := range res.Matches {
 		snippet := content.SanitizeString(m.Snippet)
 		path := content.SanitizeString(m.Path)
 		snippet = strings.ReplaceAll(snippet, "\n", " ")
-		matches = append(matches, map[string]any{"path": path, "line": m.Line, "column": m.Column, "snippet": snippet})
+		out.Matches = append(out.Matches, searchMatch{Path: path, Line: m.Line, Column: m.Column, Snippet: snippet})
 		text.WriteString(path)
 		text.WriteString(":")
 		text.WriteString(strconv.Itoa(m.Line))
@@ -116,34 +117,22 @@ func searchResult(res search.Result, excluded int, listTruncated, regex bool) ca
 		text.WriteString(snippet)
 		text.WriteString("\n")
 	}
-	truncated := []any{}
 	if res.ResultsTruncated {
-		truncated = append(truncated, "results")
+		out.Truncated = append(out.Truncated, "results")
 	}
 	if res.FilesTruncated || listTruncated {
-		truncated = append(truncated, "files")
+		out.Truncated = append(out.Truncated, "files")
 	}
 	if res.BytesTruncated {
-		truncated = append(truncated, "bytes")
+		out.Truncated = append(out.Truncated, "bytes")
 	}
 	if res.DeadlineExceeded {
-		truncated = append(truncated, "deadline")
+		out.Truncated = append(out.Truncated, "deadline")
 	}
-	if len(matches) == 0 {
+	if len(out.Matches) == 0 {
 		text.WriteString("No matches.\n")
 	}
 	framed := content.Frame(text.String(), content.NewSource("search", "corpus", "text", []byte(text.String())))
-	return catalog.Result{
-		Structured: map[string]any{
-			"matches":        matches,
-			"files_scanned":  res.FilesScanned,
-			"bytes_scanned":  res.BytesScanned,
-			"truncated":      truncated,
-			"marker":         framed.Marker,
-			"untrusted":      true,
-			"regex":          regex,
-			"files_excluded": excluded,
-		},
-		Text: framed.Text,
-	}
+	out.Marker = framed.Marker
+	return catalog.Answer(out, framed.Text)
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/security"
+	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -27,59 +29,72 @@ const (
 	confirmTTL = 10 * time.Minute
 )
 
-// DocWrite declares doc_write.
-func DocWrite(d Deps) catalog.ToolSpec {
-	s := d.Settings
-	return catalog.MustTool(catalog.ToolDef{
+type docWriteInput struct {
+	Path       string             `json:"path" description:"Document path relative to the corpus root; its extension sets the format." maxLength:"$path"`
+	Content    *string            `json:"content,omitempty" description:"The document text (JSON, Markdown or plain text)." maxLength:"$content"`
+	Overwrite  bool               `json:"overwrite,omitempty" description:"Replace an existing document."`
+	Attachment *attach.Attachment `json:"attachment,omitempty" description:"A document attachment: {source, filename?, mime_type?}."`
+}
+
+type docWriteOutput struct {
+	Path         string `json:"path" description:"The document written."`
+	Size         int    `json:"size" description:"Bytes written." minimum:"0" maximum:"9007199254740992"`
+	Created      bool   `json:"created" description:"False when an existing document was replaced."`
+	ReplacedSize int64  `json:"replaced_size" description:"Size of the replaced document (0 when created)." minimum:"0" maximum:"9007199254740992"`
+	SHA256       string `json:"sha256" description:"SHA-256 of the bytes written." maxLength:"64"`
+}
+
+// confirmAnswer is what the overwrite confirmation asks the client for.
+type confirmAnswer struct {
+	Confirm bool `json:"confirm" description:"Confirm the overwrite."`
+}
+
+var confirmSchema = sync.OnceValue(func() *catalog.Schema {
+	s, err := catalog.SchemaFor[confirmAnswer](nil)
+	if err != nil {
+		panic(err) // a fixed type; TestOverwriteConfirmation derives it
+	}
+	return s
+})
+
+// docWrite defines doc_write.
+func docWrite(s *settings.Settings) catalog.Tool[docWriteInput, docWriteOutput] {
+	bounds := attach.Bounds(s.DocWriteMaxBytes)
+	bounds["path"] = security.MaxPathBytes
+	bounds["content"] = s.DocWriteMaxBytes
+	return catalog.Define[docWriteInput, docWriteOutput](catalog.ToolDef{
 		Name:    "doc_write",
 		Family:  catalog.FamilyDocs,
 		Scope:   "docs:write",
 		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_DOC_WRITE_PER_MINUTE", Default: 30},
 		Description: "Write a JSON, Markdown or text document to the corpus from content or an attachment {source, filename?, mime_type?}. " +
 			"Creates a new document; overwrite=true replaces one, after confirmation where the client supports it. Example: doc_write(path=\"notes/todo.md\", content=\"# Todo\")",
-		Input: catalog.Object(map[string]*catalog.Schema{
-			"path":       catalog.String("Document path relative to the corpus root; its extension sets the format.", security.MaxPathBytes),
-			"content":    catalog.String("The document text (JSON, Markdown or plain text).", s.DocWriteMaxBytes),
-			"overwrite":  catalog.Boolean("Replace an existing document."),
-			"attachment": attach.AttachmentSchema(s.DocWriteMaxBytes),
-		}, "path"),
-		Output: catalog.Object(map[string]*catalog.Schema{
-			"path":          catalog.String("The document written.", 0),
-			"size":          catalog.Integer("Bytes written.", 0, 1<<53),
-			"created":       catalog.Boolean("False when an existing document was replaced."),
-			"replaced_size": catalog.Integer("Size of the replaced document (0 when created).", 0, 1<<53),
-			"sha256":        catalog.String("SHA-256 of the bytes written.", 64),
-		}, "path", "size", "created", "replaced_size", "sha256"),
 		Annotations: catalog.Annotations{Title: "Write document", Destructive: true},
-		Handler: func(ctx context.Context, call catalog.Call) (catalog.Result, error) {
-			var args struct {
-				Path       string             `json:"path"`
-				Content    *string            `json:"content"`
-				Overwrite  bool               `json:"overwrite"`
-				Attachment *attach.Attachment `json:"attachment"`
-			}
-			if err := call.Bind(&args); err != nil {
-				return catalog.Result{}, err
-			}
-			return d.write(ctx, call, args.Path, args.Content, args.Attachment, args.Overwrite)
-		},
+		Bounds:      bounds,
 	})
 }
 
-func (d Deps) write(ctx context.Context, call catalog.Call, reqPath string, text *string, att *attach.Attachment, overwrite bool) (catalog.Result, error) {
-	s := d.Settings
+// writer is doc_write: the corpus and the key of its confirmation state.
+type writer struct {
+	*corpus
+	confirmKey []byte
+}
+
+func (w writer) write(ctx context.Context, call catalog.Call, in docWriteInput) (*catalog.Reply[docWriteOutput], error) {
+	s := w.settings
+	text, att := in.Content, in.Attachment
 	if (text == nil) == (att == nil) {
-		return catalog.Result{}, catalog.Invalid("Provide exactly one of content or attachment.")
+		return nil, catalog.Invalid("Provide exactly one of content or attachment.")
 	}
-	rel, err := docPath(reqPath)
+	rel, err := docPath(in.Path)
 	if err != nil {
-		return catalog.Result{}, err
+		return nil, err
 	}
-	if !d.allowedExt(rel) {
-		return catalog.Result{}, catalog.Invalid("The path must end in an allowed document extension (%s).", strings.Join(s.DocAllowedExtensions, ", "))
+	if !allowedExt(s, rel) {
+		return nil, catalog.Invalid("The path must end in an allowed document extension (%s).", strings.Join(s.DocAllowedExtensions, ", "))
 	}
-	if err := d.authorize(ctx, call.Principal, ports.ActionWrite, rel); err != nil {
-		return catalog.Result{}, err
+	if err := w.authorize(ctx, call.Principal, ports.ActionWrite, rel); err != nil {
+		return nil, err
 	}
 	var data []byte
 	if text != nil {
@@ -87,68 +102,65 @@ func (d Deps) write(ctx context.Context, call catalog.Call, reqPath string, text
 	} else {
 		res, err := attach.Resolve(*att, s.DocAllowedExtensions, s.DocWriteMaxBytes)
 		if err != nil {
-			return catalog.Result{}, err
+			return nil, err
 		}
 		if formatOf("x"+res.Ext) != formatOf(rel) {
-			return catalog.Result{}, catalog.Invalid("The attachment's document type does not match the path's extension.")
+			return nil, catalog.Invalid("The attachment's document type does not match the path's extension.")
 		}
 		data = res.Data
 	}
 	if len(data) > s.DocWriteMaxBytes {
-		return catalog.Result{}, catalog.Invalid("The document exceeds the %d byte limit.", s.DocWriteMaxBytes)
+		return nil, catalog.Invalid("The document exceeds the %d byte limit.", s.DocWriteMaxBytes)
 	}
-	if err := d.validate(formatOf(rel), data); err != nil {
-		return catalog.Result{}, err
+	if err := validate(s, formatOf(rel), data); err != nil {
+		return nil, err
 	}
-	st, err := d.store()
-	if err != nil {
-		return catalog.Result{}, err
-	}
+	st := w.store
 	mode := ports.CreateOnly
 	if _, err := st.Stat(ctx, rel); err == nil {
-		if !overwrite {
-			return catalog.Result{}, catalog.Invalid("A document already exists at this path; set overwrite=true to replace it.")
+		if !in.Overwrite {
+			return nil, catalog.Invalid("A document already exists at this path; set overwrite=true to replace it.")
 		}
 		if s.RequireWriteConfirmation && call.Caps.Elicitation {
-			confirmed, need, err := d.confirm(call, rel, data)
-			if err != nil || need != nil {
-				return catalog.Result{NeedInput: need}, err
+			confirmed, need, err := w.confirm(call, rel, data)
+			if err != nil {
+				return nil, err
+			}
+			if need != nil {
+				return catalog.Ask[docWriteOutput](need), nil
 			}
 			if !confirmed {
-				return catalog.Result{}, catalog.Refuse(catalog.KindAuthorization, "The overwrite was declined; the document was not changed.")
+				return nil, catalog.Refuse(catalog.KindAuthorization, "The overwrite was declined; the document was not changed.")
 			}
 		}
 		mode = ports.Replace
 	} else if !errors.Is(err, ports.ErrNotFound) {
-		return catalog.Result{}, storeRefusal(err)
+		return nil, storeRefusal(err)
 	}
 	res, err := st.Write(ctx, rel, data, mode)
 	if err != nil {
-		return catalog.Result{}, storeRefusal(err)
+		return nil, storeRefusal(err)
 	}
 	sum := sha256.Sum256(data)
 	verb := "Created"
 	if !res.Created {
 		verb = "Replaced"
 	}
-	return catalog.Result{
-		Structured: map[string]any{
-			"path":          rel,
-			"size":          len(data),
-			"created":       res.Created,
-			"replaced_size": res.PreviousSize,
-			"sha256":        hex.EncodeToString(sum[:]),
-		},
-		Text: verb + " " + rel + " (" + strconv.Itoa(len(data)) + " bytes).",
-	}, nil
+	return catalog.Answer(docWriteOutput{
+		Path:         rel,
+		Size:         len(data),
+		Created:      res.Created,
+		ReplacedSize: res.PreviousSize,
+		SHA256:       hex.EncodeToString(sum[:]),
+	}, verb+" "+rel+" ("+strconv.Itoa(len(data))+" bytes)."), nil
 }
 
 // validate checks content for its format before anything is written.
-func (d Deps) validate(format string, data []byte) error {
+func validate(s *settings.Settings, format string, data []byte) error {
 	switch format {
 	case formatJSON:
 		if _, err := content.SanitizeJSON(data, content.JSONLimits{
-			MaxBytes: d.Settings.DocWriteMaxBytes, MaxDepth: d.Settings.JSONMaxDepth, MaxElements: d.Settings.JSONMaxElements,
+			MaxBytes: s.DocWriteMaxBytes, MaxDepth: s.JSONMaxDepth, MaxElements: s.JSONMaxElements,
 		}); err != nil {
 			return jsonRefusal(err)
 		}
@@ -171,23 +183,21 @@ func (d Deps) validate(format string, data []byte) error {
 // bytes (and an expiry) under a keyed MAC; the retry must carry that state
 // and an accepting answer, so a confirmation cannot be replayed by another
 // caller, for another path, or for other content.
-func (d Deps) confirm(call catalog.Call, rel string, data []byte) (confirmed bool, need *catalog.InputRequest, err error) {
+func (w writer) confirm(call catalog.Call, rel string, data []byte) (confirmed bool, need *catalog.InputRequest, err error) {
 	ans, answered := call.Inputs[ConfirmInputID]
 	if !answered {
 		expiry := time.Now().Add(confirmTTL).Unix()
 		return false, &catalog.InputRequest{
 			ID:      ConfirmInputID,
 			Message: "Replace the existing document " + strconv.Quote(content.SanitizeString(rel)) + "? Its current content will be lost.",
-			Schema: catalog.Object(map[string]*catalog.Schema{
-				"confirm": catalog.Boolean("Confirm the overwrite."),
-			}, "confirm"),
-			State: strconv.FormatInt(expiry, 10) + "." + d.confirmMAC(call.Principal.Subject, rel, data, expiry),
+			Schema:  confirmSchema(),
+			State:   strconv.FormatInt(expiry, 10) + "." + w.confirmMAC(call.Principal.Subject, rel, data, expiry),
 		}, nil
 	}
 	expStr, mac, ok := strings.Cut(call.InputState, ".")
 	expiry, perr := strconv.ParseInt(expStr, 10, 64)
 	if !ok || perr != nil || time.Now().Unix() > expiry ||
-		!hmac.Equal([]byte(mac), []byte(d.confirmMAC(call.Principal.Subject, rel, data, expiry))) {
+		!hmac.Equal([]byte(mac), []byte(w.confirmMAC(call.Principal.Subject, rel, data, expiry))) {
 		return false, nil, catalog.Invalid("The confirmation does not match this write or has expired; nothing was changed.")
 	}
 	if ans.Action != "accept" {
@@ -197,9 +207,9 @@ func (d Deps) confirm(call catalog.Call, rel string, data []byte) (confirmed boo
 	return v, nil, nil
 }
 
-func (d Deps) confirmMAC(subject, rel string, data []byte, expiry int64) string {
+func (w writer) confirmMAC(subject, rel string, data []byte, expiry int64) string {
 	sum := sha256.Sum256(data)
-	m := hmac.New(sha256.New, d.ConfirmKey)
+	m := hmac.New(sha256.New, w.confirmKey)
 	for _, part := range []string{"doc_write-overwrite", subject, rel, hex.EncodeToString(sum[:]), strconv.FormatInt(expiry, 10)} {
 		m.Write([]byte(part))
 		m.Write([]byte{0})

@@ -11,8 +11,10 @@ import (
 	"crypto/rand"
 	"errors"
 	"path"
+	"slices"
 	"strings"
 
+	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/security"
@@ -20,10 +22,9 @@ import (
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// Deps are what the document suite needs.
-type Deps struct {
-	Settings *settings.Settings
-	// Store is the jailed corpus; nil leaves the tools refusing.
+// Ports are what the document suite uses.
+type Ports struct {
+	// Store is the jailed corpus.
 	Store ports.DocumentStore
 	// Egress performs doc_retrieve's SSRF-guarded fetch.
 	Egress ports.Egress
@@ -31,23 +32,46 @@ type Deps struct {
 	Authorizer ports.Authorizer
 	// Scanner finds and redacts secrets; one per process.
 	Scanner *security.Scanner
-	// ConfirmKey keys the overwrite-confirmation state; random when nil.
-	ConfirmKey []byte
 }
 
-// Components returns the suite's tools, resources and prompts.
-func Components(d Deps) ([]catalog.ToolSpec, []catalog.ResourceSpec, []catalog.PromptSpec) {
-	if d.Scanner == nil {
-		d.Scanner = security.NewRandomScanner()
-	}
-	if len(d.ConfirmKey) == 0 {
-		d.ConfirmKey = make([]byte, 32)
-		if _, err := rand.Read(d.ConfirmKey); err != nil {
+// Family is the document suite.
+var Family = core.Family[Ports]{
+	ID: catalog.FamilyDocs,
+	Declare: func(s *settings.Settings) core.Components {
+		return core.Components{
+			Tools: []catalog.ToolSpec{
+				docSearch(s).Spec(), docRead(s).Spec(), docRetrieve(s).Spec(), docScan(s).Spec(), docWrite(s).Spec(),
+			},
+			Resources: resources(nil),
+			Prompts:   prompts(nil),
+		}
+	},
+	Bind: func(s *settings.Settings, p Ports) core.Components {
+		c := &corpus{settings: s, store: p.Store, authorizer: p.Authorizer}
+		key := make([]byte, 32)
+		if _, err := rand.Read(key); err != nil {
 			panic("docs: no randomness for the confirmation key")
 		}
-	}
-	tools := []catalog.ToolSpec{DocSearch(d), DocRead(d), DocRetrieve(d), DocScan(d), DocWrite(d)}
-	return tools, Resources(d), Prompts(d)
+		return core.Components{
+			Tools: []catalog.ToolSpec{
+				docSearch(s).Bind(c.search),
+				docRead(s).Bind(c.readTool),
+				docRetrieve(s).Bind(retriever{settings: s, egress: p.Egress}.retrieve),
+				docScan(s).Bind(scanner{corpus: c, secrets: p.Scanner}.scanTool),
+				docWrite(s).Bind(writer{corpus: c, confirmKey: key}.write),
+			},
+			Resources: resources(c),
+			Prompts:   prompts(c),
+		}
+	},
+}
+
+// corpus is the jailed corpus as its tools see it: the store and the
+// per-resource gate every document passes.
+type corpus struct {
+	settings   *settings.Settings
+	store      ports.DocumentStore
+	authorizer ports.Authorizer
 }
 
 // Document formats.
@@ -80,13 +104,13 @@ func mimeOf(format string) string {
 }
 
 // sanitize turns raw document bytes into safe text for their format.
-func (d Deps) sanitize(format string, raw []byte) (string, error) {
+func sanitize(s *settings.Settings, format string, raw []byte) (string, error) {
 	switch format {
 	case formatJSON:
 		out, err := content.SanitizeJSON(raw, content.JSONLimits{
-			MaxBytes:    max(d.Settings.ContentMaxBytes, d.Settings.DocMaxBytes),
-			MaxDepth:    d.Settings.JSONMaxDepth,
-			MaxElements: d.Settings.JSONMaxElements,
+			MaxBytes:    max(s.ContentMaxBytes, s.DocMaxBytes),
+			MaxDepth:    s.JSONMaxDepth,
+			MaxElements: s.JSONMaxElements,
 		})
 		if err != nil {
 			return "", jsonRefusal(err)
@@ -108,12 +132,12 @@ func (d Deps) sanitize(format string, raw []byte) (string, error) {
 
 // frame sanitizes raw, caps it at ARROWHEAD_CONTENT_MAX_BYTES and wraps it
 // in provenance.
-func (d Deps) frame(kind, identifier, format string, raw []byte) (content.Framed, bool, error) {
-	text, err := d.sanitize(format, raw)
+func frame(s *settings.Settings, kind, identifier, format string, raw []byte) (content.Framed, bool, error) {
+	text, err := sanitize(s, format, raw)
 	if err != nil {
 		return content.Framed{}, false, err
 	}
-	text, truncated := content.Truncate(text, d.Settings.ContentMaxBytes)
+	text, truncated := content.Truncate(text, s.ContentMaxBytes)
 	return content.Frame(text, content.NewSource(kind, identifier, format, raw)), truncated, nil
 }
 
@@ -135,35 +159,25 @@ func encodingRefusal(err error) error {
 }
 
 // authorize runs the per-resource check for a document.
-func (d Deps) authorize(ctx context.Context, p ports.Principal, action ports.Action, rel string) error {
-	if d.Authorizer == nil {
-		return catalog.Denied()
-	}
-	if !d.Authorizer.Authorize(ctx, p, action, ports.Resource{Kind: ports.KindDocument, ID: rel}).Allowed {
+func (c *corpus) authorize(ctx context.Context, p ports.Principal, action ports.Action, rel string) error {
+	if !c.authorizer.Authorize(ctx, p, action, ports.Resource{Kind: ports.KindDocument, ID: rel}).Allowed {
 		return catalog.Denied()
 	}
 	return nil
 }
 
 // allowFunc adapts the authorizer for per-document filtering.
-func (d Deps) allowFunc(p ports.Principal, action ports.Action) func(ctx context.Context, rel string) (bool, error) {
+func (c *corpus) allowFunc(p ports.Principal, action ports.Action) func(ctx context.Context, rel string) (bool, error) {
 	return func(ctx context.Context, rel string) (bool, error) {
-		return d.Authorizer != nil && d.Authorizer.Authorize(ctx, p, action, ports.Resource{Kind: ports.KindDocument, ID: rel}).Allowed, nil
+		return c.authorizer.Authorize(ctx, p, action, ports.Resource{Kind: ports.KindDocument, ID: rel}).Allowed, nil
 	}
-}
-
-func (d Deps) store() (ports.DocumentStore, error) {
-	if d.Store == nil {
-		return nil, catalog.Unavailable("The document corpus is not configured.")
-	}
-	return d.Store, nil
 }
 
 // docPath validates a caller's document path.
 func docPath(p string) (string, error) {
 	rel, err := security.CleanRelPath(p)
 	if err != nil {
-		return "", catalog.Invalid("%s.", capitalize(err.Error()))
+		return "", catalog.Invalid("%s", catalog.Sentence(err.Error()))
 	}
 	return rel, nil
 }
@@ -198,20 +212,7 @@ func storeRefusal(err error) error {
 	return err
 }
 
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}
-
 // allowedExt reports whether the path's extension is a document type.
-func (d Deps) allowedExt(rel string) bool {
-	ext := strings.ToLower(path.Ext(rel))
-	for _, e := range d.Settings.DocAllowedExtensions {
-		if e == ext {
-			return true
-		}
-	}
-	return false
+func allowedExt(s *settings.Settings, rel string) bool {
+	return slices.Contains(s.DocAllowedExtensions, strings.ToLower(path.Ext(rel)))
 }

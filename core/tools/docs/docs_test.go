@@ -65,11 +65,12 @@ func newEnv(t testing.TB, vars map[string]string, files map[string]string) env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tools, resources, prompts := docs.Components(docs.Deps{Settings: s, Store: store, Authorizer: pol, Scanner: security.NewScanner([]byte("0123456789abcdef0123456789abcdef"))})
+	family := docs.Family.With(docs.Ports{Store: store, Egress: &portstest.Egress{}, Authorizer: pol,
+		Scanner: security.NewScanner([]byte("0123456789abcdef0123456789abcdef"))})
 	audit := &portstest.Audit{}
 	app, err := core.New(core.Deps{Settings: s, Authorizer: pol, Rates: &portstest.Counter{}, Audit: audit,
 		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-		Components: []core.Components{{Tools: tools, Resources: resources, Prompts: prompts}}})
+		Families: []core.Member{family}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,8 +18,9 @@ const (
 	IndexURI    = "docs://index"
 )
 
-// Resources returns the doc:// template and the docs://index resource.
-func Resources(d Deps) []catalog.ResourceSpec {
+// resources returns the doc:// template and the docs://index resource,
+// served from c (nil when the family is only declared).
+func resources(c *corpus) []catalog.ResourceSpec {
 	return []catalog.ResourceSpec{
 		{
 			Name:        "document",
@@ -27,19 +28,8 @@ func Resources(d Deps) []catalog.ResourceSpec {
 			Description: "A corpus document by path, sanitized for its format and framed as untrusted data (same checks as doc_read).",
 			Scope:       "docs:read",
 			Match:       matchDoc,
-			Handler: func(ctx context.Context, call catalog.ResourceCall) ([]catalog.ResourceContent, error) {
-				out, framed, err := d.read(ctx, call.Principal, call.Vars["path"])
-				if err != nil {
-					return nil, err
-				}
-				return []catalog.ResourceContent{{URI: DocScheme + out["path"].(string), MimeType: mimeOf(out["content_type"].(string)), Text: framed.Text}}, nil
-			},
-			Complete: func(ctx context.Context, call catalog.CompletionCall) (catalog.Completion, error) {
-				if call.Argument != "path" {
-					return catalog.Completion{}, nil
-				}
-				return d.completePaths(ctx, call.Principal, call.Value, false)
-			},
+			Handler:     c.readResource,
+			Complete:    c.completeDocument,
 		},
 		{
 			Name:        "index",
@@ -47,30 +37,43 @@ func Resources(d Deps) []catalog.ResourceSpec {
 			Description: "The corpus documents the caller may read, with sizes and doc:// URIs.",
 			MimeType:    "application/json",
 			Scope:       "docs:read",
-			Handler: func(ctx context.Context, call catalog.ResourceCall) ([]catalog.ResourceContent, error) {
-				st, err := d.store()
-				if err != nil {
-					return nil, err
-				}
-				listed, truncated, err := st.List(ctx, "", d.Settings.SearchMaxFiles)
-				if err != nil {
-					return nil, storeRefusal(err)
-				}
-				allow := d.allowFunc(call.Principal, ports.ActionRead)
-				docs := []map[string]any{}
-				for _, f := range listed {
-					if ok, _ := allow(ctx, f.Path); ok {
-						docs = append(docs, map[string]any{"path": f.Path, "size": f.Size, "uri": DocScheme + f.Path})
-					}
-				}
-				body, err := json.Marshal(map[string]any{"documents": docs, "truncated": truncated})
-				if err != nil {
-					return nil, err
-				}
-				return []catalog.ResourceContent{{URI: IndexURI, MimeType: "application/json", Text: string(body)}}, nil
-			},
+			Handler:     c.index,
 		},
 	}
+}
+
+func (c *corpus) readResource(ctx context.Context, call catalog.ResourceCall) ([]catalog.ResourceContent, error) {
+	out, err := c.read(ctx, call.Principal, call.Vars["path"])
+	if err != nil {
+		return nil, err
+	}
+	return []catalog.ResourceContent{{URI: DocScheme + out.Path, MimeType: mimeOf(out.ContentType), Text: out.Text}}, nil
+}
+
+func (c *corpus) completeDocument(ctx context.Context, call catalog.CompletionCall) (catalog.Completion, error) {
+	if call.Argument != "path" {
+		return catalog.Completion{}, nil
+	}
+	return c.completePaths(ctx, call.Principal, call.Value, false)
+}
+
+func (c *corpus) index(ctx context.Context, call catalog.ResourceCall) ([]catalog.ResourceContent, error) {
+	listed, truncated, err := c.store.List(ctx, "", c.settings.SearchMaxFiles)
+	if err != nil {
+		return nil, storeRefusal(err)
+	}
+	allow := c.allowFunc(call.Principal, ports.ActionRead)
+	docs := []map[string]any{}
+	for _, f := range listed {
+		if ok, _ := allow(ctx, f.Path); ok {
+			docs = append(docs, map[string]any{"path": f.Path, "size": f.Size, "uri": DocScheme + f.Path})
+		}
+	}
+	body, err := json.Marshal(map[string]any{"documents": docs, "truncated": truncated})
+	if err != nil {
+		return nil, err
+	}
+	return []catalog.ResourceContent{{URI: IndexURI, MimeType: "application/json", Text: string(body)}}, nil
 }
 
 // matchDoc extracts the path of a doc:// URI (percent-decoded).
@@ -89,11 +92,7 @@ func matchDoc(uri string) (map[string]string, bool) {
 // completePaths offers document paths (or, for dirs, directory prefixes)
 // the caller may read that start with value, at most
 // catalog.MaxCompletionValues.
-func (d Deps) completePaths(ctx context.Context, p ports.Principal, value string, dirs bool) (catalog.Completion, error) {
-	st, err := d.store()
-	if err != nil {
-		return catalog.Completion{}, err
-	}
+func (c *corpus) completePaths(ctx context.Context, p ports.Principal, value string, dirs bool) (catalog.Completion, error) {
 	// List under the directory part of what was typed (a component
 	// boundary), then filter by the partial last component.
 	prefix := ""
@@ -104,11 +103,11 @@ func (d Deps) completePaths(ctx context.Context, p ports.Principal, value string
 			return catalog.Completion{Values: []string{}}, nil
 		}
 	}
-	listed, _, err := st.List(ctx, prefix, d.Settings.SearchMaxFiles)
+	listed, _, err := c.store.List(ctx, prefix, c.settings.SearchMaxFiles)
 	if err != nil {
 		return catalog.Completion{}, storeRefusal(err)
 	}
-	allow := d.allowFunc(p, ports.ActionRead)
+	allow := c.allowFunc(p, ports.ActionRead)
 	seen := map[string]bool{}
 	values := []string{}
 	more := false

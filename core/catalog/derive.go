@@ -1,0 +1,354 @@
+package catalog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Bounds supplies the values of "$name" placeholders in schema tags: limits
+// known only when a tool is defined (a setting, or a Go constant the tool's
+// code also enforces). Every placeholder must be supplied and every bound
+// used, or the definition is refused.
+type Bounds map[string]int
+
+// SchemaFor derives the schema of the struct type T. Tools get theirs from
+// Define; this is for the other schemas a tool sends (an input request's).
+//
+// How a struct becomes a schema:
+//   - each exported field is a property named by its json tag; an embedded
+//     struct without a json name contributes its fields (as encoding/json);
+//   - a property is required unless its json tag says omitempty;
+//   - Go types map to JSON types: string; bool to boolean; integer kinds to
+//     integer; floats and json.Number to number; slices to array (items from
+//     the element type); map[string]T to an object whose
+//     additionalProperties is T's schema; structs to objects that refuse
+//     unknown properties; any (an empty interface) to a schema accepting any
+//     value; a pointer to its element's schema;
+//   - tags add the rest: description, enum (comma-separated), pattern (RE2),
+//     minLength, maxLength, minimum, maximum, minItems, maxItems,
+//     maxProperties, nullable ("true"), and items (for an array's elements)
+//     or values (for a map's values) holding "key=value" pairs separated by
+//     ";" with the same keys. A numeric tag value "$name" is looked up in
+//     bounds.
+func SchemaFor[T any](bounds Bounds) (*Schema, error) {
+	d := newDeriver(bounds)
+	s, err := d.root(reflect.TypeFor[T]())
+	if err == nil {
+		err = d.unused()
+	}
+	return s, err
+}
+
+// ErrBadSchemaType is returned when a Go type cannot be described.
+var ErrBadSchemaType = errors.New("type cannot be described as a schema")
+
+var numberType = reflect.TypeFor[json.Number]()
+
+type deriver struct {
+	bounds   Bounds
+	used     map[string]bool
+	visiting map[reflect.Type]bool
+}
+
+func newDeriver(b Bounds) *deriver {
+	return &deriver{bounds: b, used: map[string]bool{}, visiting: map[reflect.Type]bool{}}
+}
+
+// root derives a top-level object schema.
+func (d *deriver) root(t reflect.Type) (*Schema, error) {
+	if t.Kind() != reflect.Struct {
+		return nil, fmt.Errorf("%w: %s is not a struct", ErrBadSchemaType, t)
+	}
+	return d.typeSchema(t, t.Name())
+}
+
+// unused reports a bound no placeholder asked for (a typo, or a limit the
+// schema forgot to apply).
+func (d *deriver) unused() error {
+	var names []string
+	for k := range d.bounds {
+		if !d.used[k] {
+			names = append(names, k)
+		}
+	}
+	if len(names) > 0 {
+		slices.Sort(names)
+		return fmt.Errorf("bounds %s are not used by any schema tag", strings.Join(names, ", "))
+	}
+	return nil
+}
+
+func (d *deriver) typeSchema(t reflect.Type, path string) (*Schema, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == numberType {
+		return &Schema{Type: "number"}, nil
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return &Schema{Type: "string"}, nil
+	case reflect.Bool:
+		return &Schema{Type: "boolean"}, nil
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return &Schema{Type: "integer"}, nil
+	case reflect.Float32, reflect.Float64:
+		return &Schema{Type: "number"}, nil
+	case reflect.Interface:
+		if t.NumMethod() == 0 {
+			return &Schema{}, nil
+		}
+	case reflect.Slice, reflect.Array:
+		items, err := d.typeSchema(t.Elem(), path+"[]")
+		if err != nil {
+			return nil, err
+		}
+		return &Schema{Type: "array", Items: items}, nil
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			break
+		}
+		values, err := d.typeSchema(t.Elem(), path+"{}")
+		if err != nil {
+			return nil, err
+		}
+		return &Schema{Type: "object", Properties: map[string]*Schema{}, Additional: values}, nil
+	case reflect.Struct:
+		return d.object(t, path)
+	}
+	return nil, fmt.Errorf("%w: %s (%s)", ErrBadSchemaType, path, t)
+}
+
+func (d *deriver) object(t reflect.Type, path string) (*Schema, error) {
+	if d.visiting[t] {
+		return nil, fmt.Errorf("%w: %s is recursive", ErrBadSchemaType, path)
+	}
+	d.visiting[t] = true
+	defer delete(d.visiting, t)
+	fields, err := fieldsOf(t)
+	if err != nil {
+		return nil, err
+	}
+	s := &Schema{Type: "object", Properties: make(map[string]*Schema, len(fields))}
+	for _, f := range fields {
+		fpath := path + "." + f.name
+		fs, err := d.typeSchema(f.typ, fpath)
+		if err != nil {
+			return nil, err
+		}
+		if err := d.apply(fs, f.tag.Lookup, fpath); err != nil {
+			return nil, err
+		}
+		s.Properties[f.name] = fs
+		if !f.omitEmpty {
+			s.Required = append(s.Required, f.name)
+		}
+	}
+	return s, nil
+}
+
+// apply adds the tag keywords lookup finds to s, checking each fits the
+// schema's type.
+func (d *deriver) apply(s *Schema, lookup func(string) (string, bool), path string) error {
+	fail := func(key, why string) error {
+		return fmt.Errorf("%w: %s: tag %s %s", ErrBadSchemaType, path, key, why)
+	}
+	is := func(key string, types ...string) error {
+		if !slices.Contains(types, s.Type) {
+			return fail(key, "does not apply to type "+strconv.Quote(s.Type))
+		}
+		return nil
+	}
+	if v, ok := lookup("description"); ok {
+		s.Description = v
+	}
+	if v, ok := lookup("nullable"); ok {
+		if v != "true" {
+			return fail("nullable", "must be \"true\"")
+		}
+		s.Nullable = true
+	}
+	if v, ok := lookup("enum"); ok {
+		if err := is("enum", "string"); err != nil {
+			return err
+		}
+		s.Enum = strings.Split(v, ",")
+	}
+	if v, ok := lookup("pattern"); ok {
+		if err := is("pattern", "string"); err != nil {
+			return err
+		}
+		re, err := regexp.Compile(v)
+		if err != nil {
+			return fail("pattern", "is not a valid RE2 expression")
+		}
+		s.Pattern, s.pattern = v, re
+	}
+	ints := []struct {
+		key   string
+		types []string
+		dst   **int
+	}{
+		{"minLength", []string{"string"}, &s.MinLength},
+		{"maxLength", []string{"string"}, &s.MaxLength},
+		{"minItems", []string{"array"}, &s.MinItems},
+		{"maxItems", []string{"array"}, &s.MaxItems},
+		{"maxProperties", []string{"object"}, &s.MaxProperties},
+	}
+	for _, k := range ints {
+		v, ok := lookup(k.key)
+		if !ok {
+			continue
+		}
+		if err := is(k.key, k.types...); err != nil {
+			return err
+		}
+		f, err := d.number(v)
+		if err != nil || f != float64(int(f)) || f < 0 {
+			return fail(k.key, "must be a non-negative integer or a supplied $bound")
+		}
+		n := int(f)
+		*k.dst = &n
+	}
+	for _, k := range []struct {
+		key string
+		dst **float64
+	}{{"minimum", &s.Minimum}, {"maximum", &s.Maximum}} {
+		v, ok := lookup(k.key)
+		if !ok {
+			continue
+		}
+		if err := is(k.key, "integer", "number"); err != nil {
+			return err
+		}
+		f, err := d.number(v)
+		if err != nil {
+			return fail(k.key, "must be a number or a supplied $bound")
+		}
+		*k.dst = &f
+	}
+	for key, sub := range map[string]*Schema{"items": s.Items, "values": s.Additional} {
+		v, ok := lookup(key)
+		if !ok {
+			continue
+		}
+		if sub == nil || (key == "values" && s.Type != "object") {
+			return fail(key, "applies only to "+map[string]string{"items": "an array", "values": "a map"}[key])
+		}
+		pairs, err := parsePairs(v)
+		if err != nil {
+			return fail(key, err.Error())
+		}
+		if err := d.apply(sub, func(k string) (string, bool) { v, ok := pairs[k]; return v, ok }, path+"."+key); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// number reads a numeric tag value or a $bound.
+func (d *deriver) number(v string) (float64, error) {
+	if name, ok := strings.CutPrefix(v, "$"); ok {
+		n, found := d.bounds[name]
+		if !found {
+			return 0, fmt.Errorf("bound %s is not supplied", name)
+		}
+		d.used[name] = true
+		return float64(n), nil
+	}
+	return strconv.ParseFloat(v, 64)
+}
+
+// parsePairs reads "key=value;key=value".
+func parsePairs(s string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, part := range strings.Split(s, ";") {
+		k, v, ok := strings.Cut(strings.TrimSpace(part), "=")
+		if !ok || k == "" {
+			return nil, errors.New("must hold key=value pairs separated by ;")
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// field is one JSON property of a struct type.
+type field struct {
+	name      string
+	index     []int
+	typ       reflect.Type
+	tag       reflect.StructTag
+	omitEmpty bool
+}
+
+// fieldCache holds each struct type's fields, computed once per type and
+// shared by schema derivation, argument decoding and output rendering.
+var fieldCache sync.Map // reflect.Type -> fieldsResult
+
+type fieldsResult struct {
+	fields []field
+	err    error
+}
+
+// fieldsOf lists t's JSON properties the way encoding/json names them.
+func fieldsOf(t reflect.Type) ([]field, error) {
+	if r, ok := fieldCache.Load(t); ok {
+		fr := r.(fieldsResult)
+		return fr.fields, fr.err
+	}
+	var fields []field
+	err := collectFields(t, nil, &fields)
+	if err == nil {
+		seen := map[string]bool{}
+		for _, f := range fields {
+			if seen[f.name] {
+				err = fmt.Errorf("%w: %s has two properties named %q", ErrBadSchemaType, t, f.name)
+				break
+			}
+			seen[f.name] = true
+		}
+	}
+	fieldCache.Store(t, fieldsResult{fields, err})
+	return fields, err
+}
+
+func collectFields(t reflect.Type, prefix []int, out *[]field) error {
+	for i := range t.NumField() {
+		sf := t.Field(i)
+		tag := sf.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		index := append(slices.Clone(prefix), i)
+		if sf.Anonymous && name == "" {
+			if sf.Type.Kind() != reflect.Struct {
+				return fmt.Errorf("%w: %s embeds %s, which is not a struct value", ErrBadSchemaType, t, sf.Type)
+			}
+			if err := collectFields(sf.Type, index, out); err != nil {
+				return err
+			}
+			continue
+		}
+		if !sf.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = sf.Name
+		}
+		omit := false
+		for _, o := range strings.Split(opts, ",") {
+			omit = omit || o == "omitempty" || o == "omitzero"
+		}
+		*out = append(*out, field{name: name, index: index, typ: sf.Type, tag: sf.Tag, omitEmpty: omit})
+	}
+	return nil
+}
