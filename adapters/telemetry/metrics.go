@@ -3,10 +3,15 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel/attribute"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -67,4 +72,18 @@ func (m *otelMetrics) RecordCall(ctx context.Context, kind ports.ComponentKind, 
 	))
 	m.calls.Add(ctx, 1, attrs)
 	m.duration.Record(ctx, elapsed.Seconds(), attrs)
+}
+
+// newPrometheus returns a metric reader backed by the OpenTelemetry
+// Prometheus exporter and the handler serving what it holds in the
+// Prometheus text format. The registry is private: it serves the call
+// metrics (and target_info, the resource), not the process-wide default
+// registry's collectors.
+func newPrometheus() (sdkmetric.Reader, http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
+	if err != nil {
+		return nil, nil, fmt.Errorf("telemetry: creating the Prometheus exporter: %w", err)
+	}
+	return exp, promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
 }

@@ -29,6 +29,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
@@ -90,38 +91,77 @@ type Config struct {
 	OTLPHeaders string
 	// Version is the resource's service.version; omitted when empty.
 	Version string
+	// Prometheus keeps the call metrics for MetricsHandler, the Prometheus
+	// text-format scrape endpoint, whether or not OTLP export is on.
+	Prometheus bool
 }
 
 // Telemetry holds the tracer and metrics handed to the core, the log
-// provider the audit and operator logs bridge to, and the providers behind
-// them. It is safe for concurrent use.
+// provider the audit and operator logs bridge to, the Prometheus scrape
+// handler, and the providers behind them. It is safe for concurrent use.
 type Telemetry struct {
 	tracer  ports.Tracer
 	metrics ports.Metrics
 
-	// tp, mp and lp are nil when export is off.
-	tp *sdktrace.TracerProvider
-	mp *sdkmetric.MeterProvider
-	lp *sdklog.LoggerProvider
+	// tp and lp are nil without an OTLP endpoint; mp is nil when neither
+	// OTLP nor Prometheus is on; scrape is nil without Prometheus.
+	tp     *sdktrace.TracerProvider
+	mp     *sdkmetric.MeterProvider
+	lp     *sdklog.LoggerProvider
+	scrape http.Handler
 
 	shutdownOnce sync.Once
 	shutdownErr  error
 }
 
-// Setup builds the tracer, metrics and log provider for cfg. With an empty
-// endpoint it returns no-op implementations and starts nothing. With an
-// endpoint it starts OTLP/HTTP trace, metric and log exporters, a batch span
-// processor, a periodic metric reader and a batch log processor; call
-// Shutdown to flush and stop them.
+// Setup builds the tracer, metrics and log provider for cfg. With no
+// endpoint and no Prometheus it returns no-op implementations and starts
+// nothing. With an endpoint it starts OTLP/HTTP trace, metric and log
+// exporters, a batch span processor, a periodic metric reader and a batch
+// log processor; with Prometheus the call metrics are also kept for
+// MetricsHandler. Call Shutdown to flush and stop them.
 //
 // Settings not covered by Config (timeouts, compression, TLS roots) follow
 // the standard OTEL_EXPORTER_OTLP_* variables; the endpoint and headers are
 // always Config's.
 func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
+	t := &Telemetry{tracer: noopTracer{}, metrics: noopMetrics{}}
 	endpoint := strings.TrimSpace(cfg.OTLPEndpoint)
-	if endpoint == "" {
-		return &Telemetry{tracer: noopTracer{}, metrics: noopMetrics{}}, nil
+	if endpoint == "" && !cfg.Prometheus {
+		return t, nil
 	}
+	res, err := newResource(cfg)
+	if err != nil {
+		return nil, err
+	}
+	readers := []sdkmetric.Option{sdkmetric.WithResource(res)}
+	if endpoint != "" {
+		reader, err := t.startOTLP(ctx, cfg, endpoint, res)
+		if err != nil {
+			return nil, err
+		}
+		readers = append(readers, sdkmetric.WithReader(reader))
+	}
+	if cfg.Prometheus {
+		reader, scrape, err := newPrometheus()
+		if err != nil {
+			return nil, errors.Join(err, t.Shutdown(ctx))
+		}
+		readers = append(readers, sdkmetric.WithReader(reader))
+		t.scrape = scrape
+	}
+	t.mp = sdkmetric.NewMeterProvider(readers...)
+	m, err := newOTelMetrics(t.mp.Meter(InstrumentationName, metric.WithInstrumentationVersion(cfg.Version)))
+	if err != nil {
+		return nil, errors.Join(err, t.Shutdown(ctx))
+	}
+	t.metrics = m
+	return t, nil
+}
+
+// startOTLP starts the OTLP/HTTP trace and log pipelines on t and returns
+// the periodic reader exporting metrics to the same collector.
+func (t *Telemetry) startOTLP(ctx context.Context, cfg Config, endpoint string, res *resource.Resource) (sdkmetric.Reader, error) {
 	urls, err := signalURLs(endpoint)
 	if err != nil {
 		return nil, err
@@ -130,11 +170,6 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := newResource(cfg)
-	if err != nil {
-		return nil, err
-	}
-
 	texp, err := otlptracehttp.New(ctx,
 		otlptracehttp.WithEndpointURL(urls.traces),
 		otlptracehttp.WithHeaders(headers),
@@ -162,31 +197,18 @@ func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
 	// The default sampler (parent-based, always sampling a root) honours the
 	// caller's sampled flag, so a caller's unsampled trace stays unsampled
 	// here too; calls without a trace context are always recorded.
-	tp := sdktrace.NewTracerProvider(
+	t.tp = sdktrace.NewTracerProvider(
 		sdktrace.WithBatcher(texp),
 		sdktrace.WithResource(res),
 	)
-	mp := sdkmetric.NewMeterProvider(
-		sdkmetric.WithReader(sdkmetric.NewPeriodicReader(mexp)),
-		sdkmetric.WithResource(res),
-	)
+	t.tracer = otelTracer{tracer: t.tp.Tracer(InstrumentationName, trace.WithInstrumentationVersion(cfg.Version))}
 	// Audit and operator lines are bridged by otelzap with the call's
 	// context; the SDK copies the span's trace and span ids onto each record.
-	lp := sdklog.NewLoggerProvider(
+	t.lp = sdklog.NewLoggerProvider(
 		sdklog.WithProcessor(sdklog.NewBatchProcessor(lexp)),
 		sdklog.WithResource(res),
 	)
-	m, err := newOTelMetrics(mp.Meter(InstrumentationName, metric.WithInstrumentationVersion(cfg.Version)))
-	if err != nil {
-		return nil, errors.Join(err, tp.Shutdown(ctx), mp.Shutdown(ctx), lp.Shutdown(ctx))
-	}
-	return &Telemetry{
-		tracer:  otelTracer{tracer: tp.Tracer(InstrumentationName, trace.WithInstrumentationVersion(cfg.Version))},
-		metrics: m,
-		tp:      tp,
-		mp:      mp,
-		lp:      lp,
-	}, nil
+	return sdkmetric.NewPeriodicReader(mexp), nil
 }
 
 // Tracer returns the tracer for core.Deps.
@@ -196,7 +218,7 @@ func (t *Telemetry) Tracer() ports.Tracer { return t.tracer }
 func (t *Telemetry) Metrics() ports.Metrics { return t.metrics }
 
 // LoggerProvider returns the provider exporting log records over OTLP, for
-// WithLoggerProvider; nil when export is off.
+// WithLoggerProvider; nil without an OTLP endpoint.
 func (t *Telemetry) LoggerProvider() log.LoggerProvider {
 	if t.lp == nil {
 		return nil
@@ -204,7 +226,13 @@ func (t *Telemetry) LoggerProvider() log.LoggerProvider {
 	return t.lp
 }
 
-// Enabled reports whether spans, metrics and log records are exported.
+// MetricsHandler returns the Prometheus scrape handler (text exposition of
+// the call metrics); nil unless Config.Prometheus was set. Serve it on its
+// own listener, never beside the public endpoint.
+func (t *Telemetry) MetricsHandler() http.Handler { return t.scrape }
+
+// Enabled reports whether spans, metrics and log records are exported over
+// OTLP.
 func (t *Telemetry) Enabled() bool { return t.tp != nil }
 
 // ForceFlush exports every finished span and log record and the current
@@ -220,11 +248,15 @@ func (t *Telemetry) ForceFlush(ctx context.Context) error {
 // collector that does not answer is abandoned when ctx ends) and is safe to
 // call more than once; later calls return the first call's result.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
-	if t.tp == nil {
-		return nil
-	}
 	t.shutdownOnce.Do(func() {
-		t.shutdownErr = errors.Join(t.tp.Shutdown(ctx), t.mp.Shutdown(ctx), t.lp.Shutdown(ctx))
+		var errs []error
+		if t.tp != nil {
+			errs = append(errs, t.tp.Shutdown(ctx), t.lp.Shutdown(ctx))
+		}
+		if t.mp != nil {
+			errs = append(errs, t.mp.Shutdown(ctx))
+		}
+		t.shutdownErr = errors.Join(errs...)
 	})
 	return t.shutdownErr
 }

@@ -12,10 +12,13 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
+	"time"
 
 	"go.opentelemetry.io/otel"
+	"go.uber.org/zap"
 
 	"github.com/arrowhead-go/arrowhead/adapters/auth"
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
@@ -75,13 +78,18 @@ type Runtime struct {
 	Verifier *auth.Verifier
 	// Health lists every configured dependency for /ready.
 	Health []ports.HealthReporter
+	// MetricsAddr is where the Prometheus endpoint listens; nil when
+	// ARROWHEAD_METRICS_ADDR is empty.
+	MetricsAddr net.Addr
 
 	closers []func(context.Context) error
 }
 
 // Build assembles the application described by s.
-func Build(ctx context.Context, s *settings.Settings, o Options) (rt *Runtime, err error) {
-	rt = &Runtime{Settings: s}
+func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, err error) {
+	// rt is not the named result: a failing return sets that to nil before
+	// this deferred Close releases what was already opened.
+	rt := &Runtime{Settings: s}
 	defer func() {
 		if err != nil {
 			_ = rt.Close(context.WithoutCancel(ctx))
@@ -103,6 +111,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (rt *Runtime, e
 		OTLPEndpoint: s.OTelExporterOTLPEndpoint,
 		OTLPHeaders:  s.OTelExporterOTLPHeaders,
 		Version:      Version,
+		Prometheus:   s.MetricsAddr != "",
 	})
 	if err != nil {
 		if errors.Is(err, telemetry.ErrInvalidHeaders) {
@@ -133,6 +142,11 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (rt *Runtime, e
 	// for the same failing exporter.
 	exportErrors := rt.Logger.LocalOnly()
 	otel.SetErrorHandler(otel.ErrorHandlerFunc(func(error) { exportErrors.Warn("telemetry export error") }))
+	if h := tel.MetricsHandler(); h != nil {
+		if err := rt.serveMetrics(s.MetricsListenAddr(), h); err != nil {
+			return nil, err
+		}
+	}
 
 	rates, err := rt.rateStore(clock)
 	if err != nil {
@@ -299,6 +313,36 @@ func openSandbox(root string) (*fs.Jail, error) {
 		return nil, errors.New("ARROWHEAD_JAIL_ROOT: the sandbox directory cannot be opened")
 	}
 	return j, nil
+}
+
+// Limits of the metrics listener: a scrape is one small GET.
+const (
+	metricsReadTimeout  = 10 * time.Second
+	metricsWriteTimeout = 30 * time.Second
+)
+
+// serveMetrics serves the Prometheus scrape endpoint, GET /metrics only, on
+// its own listener at addr (ARROWHEAD_METRICS_ADDR), never on the public
+// one. It runs until Close.
+func (rt *Runtime) serveMetrics(addr string, h http.Handler) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("ARROWHEAD_METRICS_ADDR: cannot listen: %w", err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", h)
+	srv := &http.Server{
+		Handler:           mux,
+		ReadHeaderTimeout: metricsReadTimeout,
+		ReadTimeout:       metricsReadTimeout,
+		WriteTimeout:      metricsWriteTimeout,
+		MaxHeaderBytes:    16 << 10,
+	}
+	go func() { _ = srv.Serve(ln) }()
+	rt.MetricsAddr = ln.Addr()
+	rt.closers = append(rt.closers, srv.Shutdown)
+	rt.Logger.Info("serving metrics", zap.String("addr", ln.Addr().String()))
+	return nil
 }
 
 // Close releases every adapter, flushing the audit log and telemetry.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -37,6 +38,29 @@ func httpURLWithQuery(raw string) error {
 
 // httpURLWithPath is an absolute http(s) base URL (a collector endpoint).
 func httpURLWithPath(raw string) error { return httpURL(raw) }
+
+// listenAddr accepts a listening address: host:port, or a bare port (9464
+// or :9464), which binds loopback.
+func listenAddr(raw string) error { return hostPort(loopbackIfPort(raw)) }
+
+// loopbackIfPort turns a bare port into a loopback address, so that naming
+// only a port never binds every interface.
+func loopbackIfPort(raw string) string {
+	port := strings.TrimPrefix(raw, ":")
+	if _, err := strconv.Atoi(port); err == nil {
+		return net.JoinHostPort("127.0.0.1", port)
+	}
+	return raw
+}
+
+// MetricsListenAddr is the address the Prometheus endpoint binds (a bare
+// port means loopback); "" when the endpoint is off.
+func (s *Settings) MetricsListenAddr() string {
+	if s.MetricsAddr == "" {
+		return ""
+	}
+	return loopbackIfPort(s.MetricsAddr)
+}
 
 // authkitDomain accepts a bare host or an https origin.
 func authkitDomain(raw string) error {
@@ -138,6 +162,11 @@ func (s *Settings) crossCheck() []Problem {
 		}
 		if u := s.JWKSURI(); u != "" && !secureOrLoopback(u) {
 			add("ARROWHEAD_OAUTH_JWKS_URI", "must use https (plain http is accepted only for a loopback host)")
+		}
+	}
+	if addr := s.MetricsListenAddr(); addr != "" && s.IsHTTP() {
+		if _, port, _ := net.SplitHostPort(addr); port == strconv.Itoa(s.Port) {
+			add("ARROWHEAD_METRICS_ADDR", "must not share ARROWHEAD_PORT: metrics are never served on the public listener")
 		}
 	}
 	if s.VectorIndexChunkOverlap >= s.VectorIndexChunkMaxChars {

@@ -191,11 +191,14 @@ type Settings struct {
 	OTelExporterOTLPEndpoint string
 	OTelExporterOTLPHeaders  string
 	OTelServiceName          string
+	// MetricsAddr is where the Prometheus scrape endpoint listens, apart
+	// from the public listener; empty turns it off (extension variable).
+	MetricsAddr string
 }
 
 // Extensions are the variables this server adds to the seed's reference.
 // Each is documented in README's configuration notes.
-var Extensions = []string{"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT"}
+var Extensions = []string{"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "ARROWHEAD_METRICS_ADDR"}
 
 // DefaultToolLimitVar is the fallback ceiling for a tool without its own.
 const DefaultToolLimitVar = "ARROWHEAD_DEFAULT_TOOL_PER_MINUTE"

@@ -248,5 +248,6 @@ func (s *Settings) vars() []*Var {
 		text("ARROWHEAD_OTEL_EXPORTER_OTLP_ENDPOINT", "", &s.OTelExporterOTLPEndpoint, check(optional(httpURLWithPath))),
 		text("ARROWHEAD_OTEL_EXPORTER_OTLP_HEADERS", "", &s.OTelExporterOTLPHeaders, secret, check(optional(headerPairs))),
 		text("ARROWHEAD_OTEL_SERVICE_NAME", "arrowhead", &s.OTelServiceName, check(nonEmpty)),
+		text("ARROWHEAD_METRICS_ADDR", "", &s.MetricsAddr, check(optional(listenAddr))),
 	}
 }
