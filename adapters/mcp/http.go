@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"slices"
 	"strings"
 	"time"
@@ -27,6 +28,19 @@ const (
 	MetadataPath = "/.well-known/oauth-protected-resource/mcp"
 	// DefaultMaxBodyBytes caps a request body on /mcp.
 	DefaultMaxBodyBytes = 8 << 20
+	// DefaultBodyReadTimeout bounds reading one request body, from the
+	// moment the request was admitted to its last byte.
+	DefaultBodyReadTimeout = 10 * time.Second
+	// DefaultMaxConcurrentBodies bounds the bodies being read at once, so
+	// buffered request bodies never exceed this many times MaxBodyBytes
+	// (128 MiB at the defaults) however many connections are open. A
+	// request beyond it waits for a slot.
+	DefaultMaxConcurrentBodies = 16
+	// DefaultBodySlotWait is how long a request waits for a body slot
+	// before it is told to retry (503).
+	DefaultBodySlotWait = 2 * time.Second
+	// busyRetryAfter is the Retry-After sent when no body slot freed up.
+	busyRetryAfter = "1"
 	// readyTimeout bounds the dependency checks behind /ready.
 	readyTimeout = 2 * time.Second
 )
@@ -43,6 +57,15 @@ type HTTPOptions struct {
 	AllowedOrigins []string
 	// MaxBodyBytes caps a request body; 0 means DefaultMaxBodyBytes.
 	MaxBodyBytes int64
+	// BodyReadTimeout bounds reading a body; 0 means
+	// DefaultBodyReadTimeout.
+	BodyReadTimeout time.Duration
+	// MaxConcurrentBodies bounds the bodies read at once; 0 means
+	// DefaultMaxConcurrentBodies.
+	MaxConcurrentBodies int
+	// BodySlotWait bounds the wait for a body slot; 0 means
+	// DefaultBodySlotWait.
+	BodySlotWait time.Duration
 	// Auth wraps /mcp with bearer-token verification; nil serves without it
 	// (only reachable with ARROWHEAD_ALLOW_INSECURE_HTTP=true).
 	Auth func(http.Handler) http.Handler
@@ -51,7 +74,8 @@ type HTTPOptions struct {
 	// Health reports each configured dependency on /ready.
 	Health []ports.HealthReporter
 	// Refused is told about requests refused before the guard chain (host,
-	// origin, body size), with a fixed reason, for the audit log.
+	// origin, body size, body deadline, no body slot), with a fixed reason,
+	// for the audit log.
 	Refused func(r *http.Request, reason string)
 	// Report receives transport events as fixed text.
 	Report func(event string)
@@ -59,9 +83,25 @@ type HTTPOptions struct {
 
 // HTTPHandler returns the whole HTTP surface: /mcp, /health, /ready and,
 // with auth on, the protected-resource metadata.
+//
+// A request to /mcp is decided from its headers before any of its body is
+// read: Host and Origin first, then the bearer token. A refused request is
+// answered at once and its connection closed, so an unauthenticated upload,
+// stalled or endless, costs neither memory nor a wait. Only an admitted
+// request's body is read, under its own deadline and within a bound on the
+// bodies read at once.
 func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(context.Context)) {
 	if o.MaxBodyBytes <= 0 {
 		o.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if o.BodyReadTimeout <= 0 {
+		o.BodyReadTimeout = DefaultBodyReadTimeout
+	}
+	if o.MaxConcurrentBodies <= 0 {
+		o.MaxConcurrentBodies = DefaultMaxConcurrentBodies
+	}
+	if o.BodySlotWait <= 0 {
+		o.BodySlotWait = DefaultBodySlotWait
 	}
 	if o.Refused == nil {
 		o.Refused = func(*http.Request, string) {}
@@ -75,9 +115,9 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(context.Context)
 		server.WithHTTPContextFunc(func(ctx context.Context, r *http.Request) context.Context {
 			return withHeaders(ctx, r.Header)
 		}),
-		// Our own Host allowlist replaces mcp-go's loopback check when set,
-		// so a reverse proxy on the same machine can forward public hosts.
-		server.WithDisableLocalhostProtection(len(o.AllowedHosts) > 0),
+		// rebindingGuard makes mcp-go's loopback check (which runs only
+		// after the token check and quotes the Host back) before any other.
+		server.WithDisableLocalhostProtection(true),
 	}
 	if o.Stateless {
 		opts = append(opts, server.WithStateLess(true), server.WithDisableStreaming(true))
@@ -86,12 +126,12 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(context.Context)
 	}
 	streamable := server.NewStreamableHTTPServer(s.mcp, opts...)
 
-	var endpoint http.Handler = streamable
+	var endpoint http.Handler = s.bounded(streamable, o)
 	if o.Auth != nil {
 		endpoint = o.Auth(endpoint)
 	}
-	endpoint = s.bounded(endpoint, o)
 	endpoint = rebindingGuard(endpoint, o)
+	endpoint = closeUnlessBodyRead(endpoint)
 
 	mux := http.NewServeMux()
 	mux.Handle(EndpointPath, endpoint)
@@ -108,9 +148,26 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(context.Context)
 	return mux, shutdown
 }
 
-// bounded caps the body, then reroutes unknown component names before
-// mcp-go sees the message.
+// closeUnlessBodyRead marks a response to a request with a body as the
+// connection's last until bounded has read that body. net/http otherwise
+// drains up to 256 KiB of an unread body before it sends the response, so
+// a refusal of a stalled or endless upload would wait on the uploader;
+// closing instead answers at once and never reads the body.
+func closeUnlessBodyRead(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ContentLength != 0 {
+			w.Header().Set("Connection", "close")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// bounded reads an admitted request's body: at most MaxConcurrentBodies at
+// once (a request waits BodySlotWait for a slot), each under
+// BodyReadTimeout and capped at MaxBodyBytes. It then
+// reroutes unknown component names before mcp-go sees the message.
 func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
+	slots := make(chan struct{}, o.MaxConcurrentBodies)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
@@ -121,17 +178,45 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 			writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": "request body too large"})
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, o.MaxBodyBytes))
-		if err != nil {
-			var mbe *http.MaxBytesError
-			if errors.As(err, &mbe) {
-				o.Refused(r, "body_too_large")
-				writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": "request body too large"})
-				return
-			}
-			writeJSON(w, http.StatusBadRequest, map[string]any{"error": "request body could not be read"})
+		deadline := time.Now().Add(o.BodyReadTimeout)
+		rc := http.NewResponseController(w)
+		// Not every ResponseWriter supports deadlines (a test recorder);
+		// the server's own ReadTimeout still bounds the read there.
+		_ = rc.SetReadDeadline(deadline)
+		wait := time.NewTimer(min(o.BodySlotWait, o.BodyReadTimeout))
+		defer wait.Stop()
+		select {
+		case slots <- struct{}{}:
+		case <-wait.C:
+			o.Refused(r, "body_busy")
+			w.Header().Set("Retry-After", busyRetryAfter)
+			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "server busy, retry shortly"})
+			return
+		case <-r.Context().Done():
 			return
 		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, o.MaxBodyBytes))
+		<-slots
+		if err != nil {
+			var mbe *http.MaxBytesError
+			var ne net.Error
+			switch {
+			case errors.As(err, &mbe):
+				o.Refused(r, "body_too_large")
+				writeJSON(w, http.StatusRequestEntityTooLarge, map[string]any{"error": "request body too large"})
+			case errors.As(err, &ne) && ne.Timeout():
+				o.Refused(r, "body_timeout")
+				writeJSON(w, http.StatusRequestTimeout, map[string]any{"error": "request body not received in time"})
+			default:
+				writeJSON(w, http.StatusBadRequest, map[string]any{"error": "request body could not be read"})
+			}
+			return
+		}
+		// The body is in: the connection may be reused, and the deadline
+		// that bounded the upload must not cut off a long call (an
+		// expired read deadline cancels the request's context).
+		w.Header().Del("Connection")
+		_ = rc.SetReadDeadline(time.Time{})
 		body = s.reroute(body, r.Header)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
@@ -139,12 +224,15 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 	})
 }
 
-// rebindingGuard refuses a Host or Origin outside the allowlists.
+// rebindingGuard refuses a Host or Origin outside the allowlists. Without
+// a Host allowlist, a request that reached a loopback address must name a
+// loopback host (what mcp-go's own check does, made here before the token
+// and the body are looked at, and without quoting the Host back).
 func rebindingGuard(next http.Handler, o HTTPOptions) http.Handler {
 	hosts := lowerAll(o.AllowedHosts)
 	origins := lowerAll(o.AllowedOrigins)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if len(hosts) > 0 && !hostAllowed(hosts, r.Host) {
+		if len(hosts) > 0 && !hostAllowed(hosts, r.Host) || len(hosts) == 0 && rebound(r) {
 			o.Refused(r, "host_not_allowed")
 			writeJSON(w, http.StatusForbidden, map[string]any{"error": "host not allowed"})
 			return
@@ -157,6 +245,31 @@ func rebindingGuard(next http.Handler, o HTTPOptions) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// rebound reports a request that arrived on a loopback address but names a
+// host that is not loopback: a browser driven by a page whose name was
+// rebound to 127.0.0.1.
+func rebound(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok || local == nil {
+		return false
+	}
+	return isLoopback(local.String()) && !isLoopback(r.Host)
+}
+
+// isLoopback reports whether a host or host:port names a loopback
+// interface.
+func isLoopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 func hostAllowed(allowed []string, host string) bool {

@@ -21,10 +21,12 @@ import (
 // HTTP server limits.
 const (
 	readHeaderTimeout = 10 * time.Second
-	readTimeout       = 60 * time.Second
-	writeTimeout      = 5 * time.Minute
-	idleTimeout       = 2 * time.Minute
-	maxHeaderBytes    = 64 << 10
+	// readTimeout bounds a whole request read; /mcp bodies have their own,
+	// shorter deadline (mcpadapter.DefaultBodyReadTimeout).
+	readTimeout    = 60 * time.Second
+	writeTimeout   = 5 * time.Minute
+	idleTimeout    = 2 * time.Minute
+	maxHeaderBytes = 64 << 10
 	// drainTimeout bounds how long SIGTERM waits for in-flight calls.
 	drainTimeout = 30 * time.Second
 	// settleDelay is when start-up pages are released a second time.
@@ -166,6 +168,8 @@ func httpRefusal(rt *wire.Runtime) func(r *http.Request, reason string) {
 		"host_not_allowed":   "authorization",
 		"origin_not_allowed": "authorization",
 		"body_too_large":     "validation",
+		"body_timeout":       "validation",
+		"body_busy":          "unavailable",
 	}
 	return func(r *http.Request, reason string) {
 		kind, ok := kinds[reason]

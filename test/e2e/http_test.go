@@ -133,12 +133,15 @@ func TestHTTPKillSwitchAndRateLimit(t *testing.T) {
 
 func TestHTTPRebindingAndBodyCap(t *testing.T) {
 	s := startHTTP(t, map[string]string{"ARROWHEAD_ALLOWED_HOSTS": "mcp.test", "ARROWHEAD_ALLOWED_ORIGINS": "https://mcp.test"})
-	post := func(host, origin string, body io.Reader) int {
+	post := func(host, origin string, body io.Reader, token ...string) int {
 		req, _ := http.NewRequest(http.MethodPost, s.url+"/mcp", body)
 		req.Host = host
 		req.Header.Set("Content-Type", "application/json")
 		if origin != "" {
 			req.Header.Set("Origin", origin)
+		}
+		for _, tok := range token {
+			req.Header.Set("Authorization", "Bearer "+tok)
 		}
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
@@ -157,8 +160,15 @@ func TestHTTPRebindingAndBodyCap(t *testing.T) {
 	if code := post("mcp.test", "https://mcp.test", small()); code != http.StatusUnauthorized {
 		t.Fatalf("allowed host should reach the token check: %d", code)
 	}
-	big := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"calculate","arguments":{"expression":"` + strings.Repeat("1", 9<<20) + `"}}}`)
-	if code := post("mcp.test", "", big); code != http.StatusRequestEntityTooLarge {
+	big := func() io.Reader {
+		return strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"calculate","arguments":{"expression":"` + strings.Repeat("1", 9<<20) + `"}}}`)
+	}
+	// The token is decided before the body is read: without one, even an
+	// oversized body gets the 401.
+	if code := post("mcp.test", "", big()); code != http.StatusUnauthorized {
+		t.Fatalf("oversized body without a token: %d", code)
+	}
+	if code := post("mcp.test", "", big(), s.token(t, "alice", "tools:read")); code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("oversized body: %d", code)
 	}
 }
