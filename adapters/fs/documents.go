@@ -145,6 +145,7 @@ func OpenDocuments(cfg DocumentsConfig) (*Documents, error) {
 	d := &Documents{
 		tree: tree{
 			root:    r,
+			beneath: openBeneath(r, abs),
 			dir:     abs,
 			exts:    exts,
 			maxRead: positiveOr(cfg.MaxReadBytes, DefaultMaxReadBytes),
@@ -156,7 +157,7 @@ func OpenDocuments(cfg DocumentsConfig) (*Documents, error) {
 	}
 	used, err := d.scan(context.Background(), true)
 	if err != nil {
-		r.Close()
+		d.close()
 		return nil, err
 	}
 	d.used = used
@@ -190,7 +191,7 @@ func extensionSet(list []string) (map[string]bool, error) {
 func isControl(r rune) bool { return r < 0x20 || r == 0x7f }
 
 // Close releases the root directory handle.
-func (d *Documents) Close() error { return d.root.Close() }
+func (d *Documents) Close() error { return d.close() }
 
 // Dir returns the absolute corpus root.
 func (d *Documents) Dir() string { return d.dir }

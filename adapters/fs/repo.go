@@ -99,6 +99,7 @@ func OpenRepo(cfg RepoConfig) (*Repo, error) {
 	}
 	return &Repo{tree: tree{
 		root:    r,
+		beneath: openBeneath(r, abs),
 		dir:     abs,
 		exts:    exts,
 		names:   names,
@@ -124,7 +125,7 @@ func refuseBinary(data []byte) error {
 }
 
 // Close releases the root directory handle.
-func (r *Repo) Close() error { return r.root.Close() }
+func (r *Repo) Close() error { return r.close() }
 
 // Dir returns the absolute repository root.
 func (r *Repo) Dir() string { return r.dir }

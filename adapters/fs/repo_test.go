@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	afs "github.com/arrowhead-go/arrowhead/adapters/fs"
@@ -24,18 +25,41 @@ func openRepo(t *testing.T, dir string) *afs.Repo {
 }
 
 func TestRepoContract(t *testing.T) {
-	repotest.Run(t, func(t *testing.T, dir string) ports.RepoStore { return openRepo(t, dir) })
+	repotest.Run(t, func(t *testing.T, dir string) ports.RepoStore {
+		r := openRepo(t, dir)
+		if runtime.GOOS == "linux" && !afs.HasBeneath(r) {
+			t.Fatal("openat2 is not in use on Linux")
+		}
+		return r
+	})
+}
+
+// TestRepoContractPortable runs the suite on the component-by-component
+// path, which kernels without openat2 take.
+func TestRepoContractPortable(t *testing.T) {
+	repotest.Run(t, func(t *testing.T, dir string) ports.RepoStore {
+		r := openRepo(t, dir)
+		afs.WithoutBeneath(r)
+		return r
+	})
 }
 
 // TestRepoSessionContract runs the suite through a read session, which
 // search.StoreSource uses: it must refuse exactly what Read refuses.
 func TestRepoSessionContract(t *testing.T) {
-	repotest.Run(t, func(t *testing.T, dir string) ports.RepoStore {
-		r := openRepo(t, dir)
-		s := r.OpenReadSession()
-		t.Cleanup(func() { s.Close() })
-		return sessionStore{r, s}
-	})
+	for _, portable := range []bool{false, true} {
+		t.Run(map[bool]string{false: "openat2", true: "portable"}[portable], func(t *testing.T) {
+			repotest.Run(t, func(t *testing.T, dir string) ports.RepoStore {
+				r := openRepo(t, dir)
+				if portable {
+					afs.WithoutBeneath(r)
+				}
+				s := r.OpenReadSession()
+				t.Cleanup(func() { s.Close() })
+				return sessionStore{r, s}
+			})
+		})
+	}
 }
 
 type sessionStore struct {

@@ -40,6 +40,19 @@ type tree struct {
 	// vet, when set, checks a file's content once it is read (the
 	// repository's binary sniff); its error is returned instead of the data.
 	vet func(data []byte) error
+	// beneath, when the kernel offers openat2 (Linux), is a handle on the
+	// root directory from which a read resolves its whole path in one
+	// call, the kernel refusing symlinks and escapes (beneath_linux.go);
+	// nil means every read resolves component by component.
+	beneath *os.File
+}
+
+// close releases the root handles.
+func (t *tree) close() error {
+	if t.beneath != nil {
+		t.beneath.Close()
+	}
+	return t.root.Close()
 }
 
 // visitFunc is called for every non-directory entry of a walk and for
@@ -303,6 +316,11 @@ func (t *tree) readInto(ctx context.Context, rel string, maxBytes int64, buf []b
 	if !ok {
 		return nil, ports.FileInfo{}, ports.ErrNotFound
 	}
+	if t.beneath != nil {
+		if data, info, done, err := t.readBeneath(clean, maxBytes, buf); done {
+			return data, info, err
+		}
+	}
 	dir, base, err := t.openParent(clean, false)
 	if err != nil {
 		return nil, ports.FileInfo{}, err
@@ -383,6 +401,13 @@ func (s *ReadSession) ReadInto(ctx context.Context, rel string, maxBytes int64, 
 	}
 	if !ok {
 		return nil, ports.FileInfo{}, ports.ErrNotFound
+	}
+	if t.beneath != nil {
+		// One openat2 from the root checks the whole path; there is no
+		// directory worth holding.
+		if data, info, done, err := t.readBeneath(clean, maxBytes, buf); done {
+			return data, info, err
+		}
 	}
 	dirPart, base := path.Split(clean)
 	dirRel := strings.TrimSuffix(dirPart, "/")

@@ -1,0 +1,17 @@
+//go:build !linux
+
+package fs
+
+import (
+	"os"
+
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// openBeneath has no kernel support to offer outside Linux: reads take the
+// portable path.
+func openBeneath(*os.Root, string) *os.File { return nil }
+
+func (t *tree) readBeneath(string, int64, []byte) ([]byte, ports.FileInfo, bool, error) {
+	return nil, ports.FileInfo{}, false, nil
+}
