@@ -27,7 +27,7 @@ const (
 // dotted chain of enclosing class and function names. Names are
 // NFKC-normalized, as the parser does with identifiers.
 //
-// It reads the file with a tokenizer (tokenizePython), never by line
+// It reads the file with a tokenizer (forEachPyLine), never by line
 // patterns, and never executes anything.
 func PythonSymbols(src []byte) []ports.Symbol {
 	type open struct {
@@ -40,7 +40,7 @@ func PythonSymbols(src []byte) []ports.Symbol {
 		out   []ports.Symbol
 		stack []open
 	)
-	for _, l := range tokenizePython(src) {
+	forEachPyLine(src, func(l *pyLine) {
 		for len(stack) > 0 && l.indent <= stack[len(stack)-1].indent {
 			stack = stack[:len(stack)-1]
 		}
@@ -48,9 +48,9 @@ func PythonSymbols(src []byte) []ports.Symbol {
 		for _, o := range stack {
 			out[o.sym].EndLine = end
 		}
-		kw, name, ok := pyDefinition(l.toks)
+		kw, name, ok := pyDefinition(src, l.toks)
 		if !ok {
-			continue
+			return
 		}
 		sym := ports.Symbol{Name: name, StartLine: l.toks[0].line, EndLine: end}
 		parent, inClass := "", false
@@ -75,13 +75,13 @@ func PythonSymbols(src []byte) []ports.Symbol {
 			}
 			stack = append(stack, open{indent: l.indent, sym: len(out) - 1, qual: qual, class: kw == "class"})
 		}
-	}
+	})
 	return out
 }
 
 // pyDefinition recognizes a logical line starting a class or function
 // definition: "class NAME", "def NAME" or "async def NAME".
-func pyDefinition(toks []pyTok) (keyword, name string, ok bool) {
+func pyDefinition(src []byte, toks []pyTok) (keyword, name string, ok bool) {
 	i := 0
 	if len(toks) > 1 && toks[0].kind == pyName && toks[0].text == "async" && toks[1].kind == pyName && toks[1].text == "def" {
 		i = 1
@@ -92,7 +92,7 @@ func pyDefinition(toks []pyTok) (keyword, name string, ok bool) {
 	if toks[i+1].kind != pyName {
 		return "", "", false
 	}
-	return toks[i].text, norm.NFKC.String(toks[i+1].text), true
+	return toks[i].text, identifier(src, toks[i+1]), true
 }
 
 // pyHeaderColon returns the index of the colon ending a compound
@@ -145,12 +145,12 @@ var pyCompound = map[string]bool{"if": true, "elif": true, "else": true, "while"
 // the Import and ImportFrom nodes of Python's ast.
 func PythonImports(src []byte) []PyImport {
 	var out []PyImport
-	for _, l := range tokenizePython(src) {
+	forEachPyLine(src, func(l *pyLine) {
 		toks := l.toks
 		if len(toks) > 0 && toks[0].kind == pyName && pyCompound[toks[0].text] {
 			c := pyHeaderColon(toks)
 			if c < 0 {
-				continue
+				return
 			}
 			toks = toks[c+1:]
 		}
@@ -162,19 +162,19 @@ func PythonImports(src []byte) []PyImport {
 					break
 				}
 			}
-			out = append(out, pyImport(toks[:end])...)
+			out = append(out, pyImport(src, toks[:end])...)
 			if end == len(toks) {
 				break
 			}
 			toks = toks[end+1:]
 		}
-	}
+	})
 	return out
 }
 
 // pyImport parses one simple statement if it is an import: one PyImport
 // per module of an "import a, b", one for a from-import.
-func pyImport(toks []pyTok) []PyImport {
+func pyImport(src []byte, toks []pyTok) []PyImport {
 	if len(toks) < 2 || toks[0].kind != pyName {
 		return nil
 	}
@@ -184,7 +184,7 @@ func pyImport(toks []pyTok) []PyImport {
 		// import a.b [as c], d
 		var out []PyImport
 		for _, part := range splitTopCommas(toks[1:]) {
-			if mod := dottedName(part); mod != "" {
+			if mod := dottedName(src, part); mod != "" {
 				out = append(out, PyImport{Module: mod, Line: line})
 			}
 		}
@@ -202,7 +202,7 @@ func pyImport(toks []pyTok) []PyImport {
 		if j >= len(toks) {
 			return nil
 		}
-		module := dottedName(toks[i:j])
+		module := dottedName(src, toks[i:j])
 		if module == "" && (level == 0 || j > i) {
 			return nil
 		}
@@ -217,7 +217,7 @@ func pyImport(toks []pyTok) []PyImport {
 				continue
 			}
 			if part[0].kind == pyName {
-				names = append(names, norm.NFKC.String(part[0].text))
+				names = append(names, identifier(src, part[0]))
 			}
 		}
 		return []PyImport{{Module: module, Level: level, From: true, Names: names, Line: line}}
@@ -227,7 +227,7 @@ func pyImport(toks []pyTok) []PyImport {
 
 // dottedName reads "a . b . c" (ignoring a trailing "as alias") as "a.b.c";
 // "" when the tokens are not a dotted name.
-func dottedName(toks []pyTok) string {
+func dottedName(src []byte, toks []pyTok) string {
 	var b strings.Builder
 	want := pyName
 	for _, tk := range toks {
@@ -238,7 +238,7 @@ func dottedName(toks []pyTok) string {
 			if tk.kind != pyName {
 				return ""
 			}
-			b.WriteString(norm.NFKC.String(tk.text))
+			b.WriteString(identifier(src, tk))
 			want = pyOp
 			continue
 		}
@@ -252,6 +252,18 @@ func dottedName(toks []pyTok) string {
 		return ""
 	}
 	return b.String()
+}
+
+// identifier is a name token's identifier, NFKC-normalized as Python's
+// parser normalizes identifiers.
+func identifier(src []byte, tk pyTok) string {
+	b := src[tk.start:tk.end]
+	for _, c := range b {
+		if c >= 0x80 {
+			return norm.NFKC.String(string(b))
+		}
+	}
+	return string(b)
 }
 
 // splitTopCommas splits a token run at commas outside the import list's

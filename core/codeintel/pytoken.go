@@ -17,12 +17,37 @@ const (
 // pyTok is one token of a logical line. Comments and whitespace are not
 // tokens; a string, however many physical lines it spans, is one.
 type pyTok struct {
-	kind    pyTokKind
-	text    string // the name or operator; "" for strings and numbers
-	line    int    // 1-based line of the first character
-	endLine int    // line of the last character
-	depth   int    // bracket depth before the token, within its logical line
+	kind pyTokKind
+	// text is the operator, or the keyword a name is (pyKeywords); ""
+	// for any other name, a string or a number, whose text is
+	// src[start:end]. Keeping it static spares an allocation per token.
+	text       string
+	start, end int
+	line       int // 1-based line of the first character
+	endLine    int // line of the last character
+	depth      int // bracket depth before the token, within its logical line
 }
+
+// pyKeywords are the names the structure pass looks for.
+var pyKeywords = []string{"def", "class", "async", "lambda", "import", "from", "as",
+	"if", "elif", "else", "while", "for", "try", "except", "finally", "with"}
+
+func keywordOf(b []byte) string {
+	for _, k := range pyKeywords {
+		if string(b) == k {
+			return k
+		}
+	}
+	return ""
+}
+
+// opText holds the one-byte operators as static strings.
+var opText = func() (t [256]string) {
+	for c := 0; c < 256; c++ {
+		t[c] = string(rune(c))
+	}
+	return t
+}()
 
 // pyLine is one logical line: a statement's tokens up to the NEWLINE that
 // ends it, joined across backslash continuations and open brackets.
@@ -36,18 +61,17 @@ func (l *pyLine) endLine() int { return l.toks[len(l.toks)-1].endLine }
 // pyTabSize is the tab stop CPython's tokenizer uses for indentation.
 const pyTabSize = 8
 
-// tokenizePython splits src into logical lines as CPython's tokenizer does:
-// comments and blank lines produce nothing; a newline inside brackets or
-// after a backslash continues the line; strings (single- and
-// triple-quoted, with any prefix, raw or not, f-strings with nested
-// replacement fields and strings) are single tokens whatever they contain.
-// It never fails: malformed input (an unterminated string, unbalanced
-// brackets) is tokenized as far as it goes, the way the rest of the file
-// would be read by a forgiving reader.
-func tokenizePython(src []byte) []pyLine {
-	t := pyTokenizer{src: src, line: 1}
+// forEachPyLine splits src into logical lines as CPython's tokenizer does
+// and calls fn with each, in order: comments and blank lines produce
+// nothing; a newline inside brackets or after a backslash continues the
+// line; strings (single- and triple-quoted, with any prefix, raw or not,
+// f-strings with nested replacement fields and strings) are single tokens
+// whatever they contain. It never fails: malformed input (an unterminated
+// string, unbalanced brackets) is tokenized as far as it goes. The line
+// and its token slice are reused: fn must not keep them.
+func forEachPyLine(src []byte, fn func(*pyLine)) {
+	t := pyTokenizer{src: src, line: 1, each: fn}
 	t.run()
-	return t.lines
 }
 
 type pyTokenizer struct {
@@ -55,8 +79,9 @@ type pyTokenizer struct {
 	pos   int
 	line  int
 	depth int
-	cur   *pyLine
-	lines []pyLine
+	open  bool   // a logical line is being collected in cur
+	cur   pyLine // reused from line to line
+	each  func(*pyLine)
 }
 
 func (t *pyTokenizer) run() {
@@ -87,7 +112,7 @@ func (t *pyTokenizer) run() {
 				t.newline()
 			}
 		case c == '"' || c == '\'':
-			t.emitString(t.pos, "")
+			t.emitString(t.pos, t.pos, nil)
 		case isPyNameStart(c):
 			t.nameOrString()
 		case c >= '0' && c <= '9' || c == '.' && t.pos+1 < len(t.src) && isDigit(t.src[t.pos+1]):
@@ -139,7 +164,7 @@ measured:
 			t.newline()
 		}
 	}
-	t.cur = &pyLine{indent: col}
+	t.cur.indent, t.cur.toks, t.open = col, t.cur.toks[:0], true
 	return true
 }
 
@@ -153,18 +178,19 @@ func (t *pyTokenizer) newline() {
 }
 
 func (t *pyTokenizer) endLogical() {
-	if t.cur != nil && len(t.cur.toks) > 0 {
-		t.lines = append(t.lines, *t.cur)
+	if t.open && len(t.cur.toks) > 0 {
+		t.each(&t.cur)
 	}
-	t.cur = nil
+	t.open = false
+	t.cur.toks = t.cur.toks[:0]
 	t.depth = 0
 }
 
-func (t *pyTokenizer) emit(k pyTokKind, text string, line int) {
-	if t.cur == nil {
-		t.cur = &pyLine{}
+func (t *pyTokenizer) emit(k pyTokKind, text string, start, line int) {
+	if !t.open {
+		t.cur.indent, t.cur.toks, t.open = 0, t.cur.toks[:0], true
 	}
-	t.cur.toks = append(t.cur.toks, pyTok{kind: k, text: text, line: line, endLine: t.line, depth: t.depth})
+	t.cur.toks = append(t.cur.toks, pyTok{kind: k, text: text, start: start, end: t.pos, line: line, endLine: t.line, depth: t.depth})
 }
 
 func (t *pyTokenizer) skipComment() {
@@ -188,17 +214,17 @@ func (t *pyTokenizer) nameOrString() {
 	for t.pos < len(t.src) && isPyNameByte(t.src[t.pos]) {
 		t.pos++
 	}
-	name := string(t.src[start:t.pos])
+	name := t.src[start:t.pos]
 	if t.pos < len(t.src) && (t.src[t.pos] == '"' || t.src[t.pos] == '\'') && isStringPrefix(name) {
-		t.emitString(t.pos, name)
+		t.emitString(start, t.pos, name)
 		return
 	}
-	t.emit(pyName, name, t.line)
+	t.emit(pyName, keywordOf(name), start, t.line)
 }
 
 // isStringPrefix reports the prefixes CPython accepts before a quote (any
 // case and order of r with one of b, f or t, or u alone).
-func isStringPrefix(p string) bool {
+func isStringPrefix(p []byte) bool {
 	if len(p) == 0 || len(p) > 2 {
 		return false
 	}
@@ -221,7 +247,7 @@ func isStringPrefix(p string) bool {
 	return r <= 1 && other <= 1
 }
 
-func (t *pyTokenizer) emitString(quotePos int, prefix string) {
+func (t *pyTokenizer) emitString(start, quotePos int, prefix []byte) {
 	line := t.line
 	raw, formatted := false, false
 	for i := 0; i < len(prefix); i++ {
@@ -234,7 +260,7 @@ func (t *pyTokenizer) emitString(quotePos int, prefix string) {
 	}
 	t.pos = quotePos
 	t.scanString(raw, formatted)
-	t.emit(pyString, "", line)
+	t.emit(pyString, "", start, line)
 }
 
 // scanString consumes a string literal starting at its opening quote.
@@ -329,7 +355,7 @@ func (t *pyTokenizer) scanField(q byte, triple bool) bool {
 			for t.pos < len(t.src) && isPyNameByte(t.src[t.pos]) {
 				t.pos++
 			}
-			if t.pos < len(t.src) && (t.src[t.pos] == '"' || t.src[t.pos] == '\'') && isStringPrefix(string(t.src[start:t.pos])) {
+			if t.pos < len(t.src) && (t.src[t.pos] == '"' || t.src[t.pos] == '\'') && isStringPrefix(t.src[start:t.pos]) {
 				raw, formatted := false, false
 				for _, p := range t.src[start:t.pos] {
 					switch p | 0x20 {
@@ -412,7 +438,7 @@ func (t *pyTokenizer) scanSpec(q byte, triple bool) bool {
 }
 
 func (t *pyTokenizer) number() {
-	line := t.line
+	line, start := t.line, t.pos
 	for t.pos < len(t.src) {
 		c := t.src[t.pos]
 		if isPyNameByte(c) || c == '.' {
@@ -424,7 +450,7 @@ func (t *pyTokenizer) number() {
 		}
 		break
 	}
-	t.emit(pyNumber, "", line)
+	t.emit(pyNumber, "", start, line)
 }
 
 // pyOps are the multi-character operators that matter to the structure
@@ -433,24 +459,25 @@ var pyOps = []string{"->", ":=", "**", "//", "<<", ">>", "<=", ">=", "==", "!="}
 
 func (t *pyTokenizer) operator() {
 	c := t.src[t.pos]
+	start := t.pos
 	for _, op := range pyOps {
 		if t.pos+len(op) <= len(t.src) && string(t.src[t.pos:t.pos+len(op)]) == op {
-			t.emit(pyOp, op, t.line)
 			t.pos += len(op)
+			t.emit(pyOp, op, start, t.line)
 			return
 		}
 	}
+	t.pos++
 	switch c {
 	case '(', '[', '{':
-		t.emit(pyOp, string(c), t.line)
+		t.emit(pyOp, opText[c], start, t.line)
 		t.depth++
 	case ')', ']', '}':
 		if t.depth > 0 {
 			t.depth--
 		}
-		t.emit(pyOp, string(c), t.line)
+		t.emit(pyOp, opText[c], start, t.line)
 	default:
-		t.emit(pyOp, string(c), t.line)
+		t.emit(pyOp, opText[c], start, t.line)
 	}
-	t.pos++
 }
