@@ -19,6 +19,7 @@ import (
 	"path"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -61,14 +62,19 @@ type Tagger struct {
 	bin       string
 	timeout   time.Duration
 	maxOutput int64
+
+	verifyOnce sync.Once
+	verifyErr  error
 }
 
 var _ ports.SymbolTagger = (*Tagger)(nil)
 
-// New finds ctags and checks that it is Universal Ctags with the json,
-// interactive and sandbox features. It returns exec.ErrNotFound (wrapped)
-// when there is no ctags on PATH, so a caller can fall back.
-func New(ctx context.Context, cfg Config) (*Tagger, error) {
+// New finds ctags on PATH (or cfg.Binary). It returns exec.ErrNotFound
+// (wrapped) when there is none, so a caller can fall back. It starts no
+// process: that the binary is Universal Ctags with the json, interactive
+// and sandbox features is checked once, by Verify, before the first Tag,
+// so start-up pays nothing for it.
+func New(cfg Config) (*Tagger, error) {
 	bin := cfg.Binary
 	if bin == "" {
 		bin = "ctags"
@@ -84,22 +90,32 @@ func New(ctx context.Context, cfg Config) (*Tagger, error) {
 	if t.maxOutput <= 0 {
 		t.maxOutput = DefaultMaxOutputBytes
 	}
-	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
-	defer cancel()
-	version, err := t.command(ctx, "--version").Output()
-	if err != nil || !bytes.Contains(version, []byte("Universal Ctags")) {
-		return nil, ErrNotUniversal
-	}
-	features, err := t.command(ctx, "--list-features").Output()
-	if err != nil {
-		return nil, ErrNotUniversal
-	}
-	for _, f := range []string{"json", "interactive", "sandbox"} {
-		if !hasFeature(features, f) {
-			return nil, ErrNotUniversal
-		}
-	}
 	return t, nil
+}
+
+// Verify checks, once per Tagger, that the binary is Universal Ctags with
+// the json, interactive and sandbox features (ErrNotUniversal otherwise).
+func (t *Tagger) Verify(ctx context.Context) error {
+	t.verifyOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), probeTimeout)
+		defer cancel()
+		t.verifyErr = ErrNotUniversal
+		version, err := t.command(ctx, "--version").Output()
+		if err != nil || !bytes.Contains(version, []byte("Universal Ctags")) {
+			return
+		}
+		features, err := t.command(ctx, "--list-features").Output()
+		if err != nil {
+			return
+		}
+		for _, f := range []string{"json", "interactive", "sandbox"} {
+			if !hasFeature(features, f) {
+				return
+			}
+		}
+		t.verifyErr = nil
+	})
+	return t.verifyErr
 }
 
 func hasFeature(list []byte, name string) bool {
@@ -147,6 +163,9 @@ type record struct {
 // name keeping only its extension (ctags picks the language from it), so
 // no caller path reaches the subprocess.
 func (t *Tagger) Tag(ctx context.Context, files []ports.SourceFile) ([][]ports.Symbol, error) {
+	if err := t.Verify(ctx); err != nil {
+		return nil, err
+	}
 	out := make([][]ports.Symbol, len(files))
 	if len(files) == 0 {
 		return out, nil

@@ -21,7 +21,10 @@ import (
 // installs universal-ctags).
 func tagger(t *testing.T, cfg ctags.Config) *ctags.Tagger {
 	t.Helper()
-	tg, err := ctags.New(context.Background(), cfg)
+	tg, err := ctags.New(cfg)
+	if err == nil {
+		err = tg.Verify(context.Background())
+	}
 	if err != nil {
 		msg := fmt.Sprintf("SKIPPING: Universal Ctags is not usable here (%v); install the universal-ctags package", err)
 		if os.Getenv("ARROWHEAD_REQUIRE_INTEGRATION") == "1" {
@@ -105,12 +108,19 @@ func TestTagBounds(t *testing.T) {
 }
 
 func TestNewRefusesWhatIsNotUniversalCtags(t *testing.T) {
-	if _, err := ctags.New(context.Background(), ctags.Config{Binary: "arrowhead-no-such-ctags"}); !errors.Is(err, exec.ErrNotFound) {
+	if _, err := ctags.New(ctags.Config{Binary: "arrowhead-no-such-ctags"}); !errors.Is(err, exec.ErrNotFound) {
 		t.Errorf("missing binary = %v", err)
 	}
 	fake := filepath.Join(t.TempDir(), "ctags")
 	os.WriteFile(fake, []byte("#!/bin/sh\necho 'Exuberant Ctags 5.8'\n"), 0o750)
-	if _, err := ctags.New(context.Background(), ctags.Config{Binary: fake}); !errors.Is(err, ctags.ErrNotUniversal) {
+	tg, err := ctags.New(ctags.Config{Binary: fake})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tg.Verify(context.Background()); !errors.Is(err, ctags.ErrNotUniversal) {
 		t.Errorf("another ctags = %v", err)
+	}
+	if _, err := tg.Tag(context.Background(), []ports.SourceFile{{Path: "a.c", Content: []byte("int x;\n")}}); !errors.Is(err, ctags.ErrNotUniversal) {
+		t.Errorf("Tag through another ctags = %v", err)
 	}
 }
