@@ -77,13 +77,13 @@ type RunRequest struct {
 
 // EnforcedLimits are the limits a runner applied to a run.
 type EnforcedLimits struct {
-	WallSeconds float64 `json:"wall_seconds"`
-	CPUSeconds  int     `json:"cpu_seconds"`
-	MemoryBytes int64   `json:"memory_bytes"`
-	Processes   int     `json:"processes"`
-	FileBytes   int64   `json:"file_bytes"`
-	OpenFiles   int     `json:"open_files"`
-	OutputBytes int     `json:"output_bytes"`
+	WallSeconds float64 `json:"wall_seconds" description:"Wall-clock budget in seconds."`
+	CPUSeconds  int     `json:"cpu_seconds" description:"CPU-time budget of each process, in seconds."`
+	MemoryBytes int64   `json:"memory_bytes" description:"Address-space cap of each process (the container memory cap), in bytes."`
+	Processes   int     `json:"processes" description:"Most processes and threads at once."`
+	FileBytes   int64   `json:"file_bytes" description:"Largest file the command may write, in bytes."`
+	OpenFiles   int     `json:"open_files" description:"Most open descriptors per process."`
+	OutputBytes int     `json:"output_bytes" description:"Cap on stdout and stderr together, in bytes."`
 }
 
 // Enforcement is a run's receipt: the controls the runner actually
@@ -91,19 +91,19 @@ type EnforcedLimits struct {
 // checks each claim against what a command observes from inside.
 type Enforcement struct {
 	// Network is NetworkHost or NetworkNone.
-	Network string `json:"network"`
+	Network string `json:"network" description:"none: no network; host: the host's network." enum:"none,host"`
 	// Filesystem is one of the Filesystem* views.
-	Filesystem string `json:"filesystem"`
+	Filesystem string `json:"filesystem" description:"host: the host's files as far as the uid may read them; system_read_only: read-only system directories and the scratch; image_read_only: a read-only image and the scratch." enum:"host,system_read_only,image_read_only"`
 	// UID is the host uid the command ran as.
-	UID int `json:"uid"`
+	UID int `json:"uid" description:"The host uid the command ran as."`
 	// SeparateUser is true when that uid is not the server's own.
-	SeparateUser bool `json:"separate_user"`
+	SeparateUser bool `json:"separate_user" description:"True when that uid is not the server's own."`
 	// PIDNamespace is true when the command ran in its own PID namespace,
 	// so no process it starts can outlive it.
-	PIDNamespace bool `json:"pid_namespace"`
+	PIDNamespace bool `json:"pid_namespace" description:"True when no process the command started could outlive it."`
 	// Environment is "scrubbed": only a fixed minimal set of variables.
-	Environment string         `json:"environment"`
-	Limits      EnforcedLimits `json:"limits"`
+	Environment string         `json:"environment" description:"scrubbed: only a fixed minimal set of variables." enum:"scrubbed"`
+	Limits      EnforcedLimits `json:"limits" description:"The limits applied."`
 }
 
 // RunResult is what one run produced.
