@@ -21,7 +21,7 @@ var printOne = []string{"python3", "-I", "-c", "print(1)"}
 func BenchmarkRunnerOverhead(b *testing.B) {
 	for _, runner := range []string{ports.RunnerSubprocess, ports.RunnerBubblewrap} {
 		b.Run(runner, func(b *testing.B) {
-			r, err := sandbox.New(context.Background(), sandbox.Config{Runner: runner, Workdir: workdir(b)})
+			r, err := sandbox.New(context.Background(), sandbox.Config{Runner: runner, Workdir: sandboxtest.Workdir(b)})
 			if err != nil {
 				b.Skipf("%s: %v", runner, err)
 			}

@@ -126,7 +126,7 @@ func writeIdentityFiles(root *scratchRoot, id identity) (string, error) {
 
 func (b *bubblewrap) name() string { return ports.RunnerBubblewrap }
 
-func (b *bubblewrap) resolve(program string) (string, error) { return lookPath(program) }
+func (b *bubblewrap) resolve(program string) (string, error) { return LookPath(program) }
 
 func (b *bubblewrap) limits(l ports.RunLimits) ports.EnforcedLimits { return appliedLimits(l) }
 

@@ -96,7 +96,7 @@ func newFakeContainer(t *testing.T) (*sandbox.Runner, string, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wd := workdir(t)
+	wd := sandboxtest.Workdir(t)
 	r, err := sandbox.New(context.Background(), sandbox.Config{
 		Runner: ports.RunnerContainer, Workdir: wd, ContainerImage: "python:3.12-slim", ContainerEngine: self})
 	if err != nil {
@@ -211,7 +211,7 @@ func TestContainerKilledClientRemovesContainer(t *testing.T) {
 }
 
 func TestContainerRefusals(t *testing.T) {
-	wd := workdir(t)
+	wd := sandboxtest.Workdir(t)
 	cases := map[string]sandbox.Config{
 		"no image":  {Runner: ports.RunnerContainer, Workdir: wd, ContainerEngine: "/bin/true"},
 		"no engine": {Runner: ports.RunnerContainer, Workdir: wd, ContainerImage: "img", ContainerEngine: "/nonexistent/docker"},

@@ -95,10 +95,11 @@ func sandboxIdentity() identity {
 	return identity{uid: os.Getuid(), gid: os.Getgid()}
 }
 
-// lookPath resolves a program name on SandboxPATH. A name with a slash is
-// left alone: it is relative to the scratch directory the command starts
-// in.
-func lookPath(name string) (string, error) {
+// LookPath resolves a program name on SandboxPATH, as the subprocess and
+// bubblewrap runners do. A name with a slash is left alone: it is relative
+// to the scratch directory the command starts in. The error is
+// ports.ErrProgramNotFound.
+func LookPath(name string) (string, error) {
 	if name == "" {
 		return "", ports.ErrProgramNotFound
 	}

@@ -3,7 +3,6 @@ package sandbox_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,55 +14,17 @@ import (
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// requireEnv turns a missing bwrap or python3 into a failure (set by
-// .ci/run).
-const requireEnv = "ARROWHEAD_REQUIRE_INTEGRATION"
-
 // Loopback ports the network probe may use.
 const portLow, portHigh = 56790, 56799
 
-func skipOrFail(t *testing.T, format string, args ...any) {
-	t.Helper()
-	msg := fmt.Sprintf(format, args...)
-	if os.Getenv(requireEnv) == "1" {
-		t.Fatalf("INTEGRATION REQUIRED (%s=1) but unavailable: %s", requireEnv, msg)
-	}
-	t.Skipf("\n*** SKIPPING %s: %s\n*** Set %s=1 to make this a failure.", t.Name(), msg, requireEnv)
-}
-
-// workdir is a scratch root the sandbox uid can reach: testing's TempDir
-// is private to the server's uid.
-func workdir(t testing.TB) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "exec-sandbox-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o711); err != nil {
-		t.Fatal(err)
-	}
-	return filepath.Join(dir, "scratch")
-}
-
-func requirePython(t *testing.T) {
-	t.Helper()
-	for _, d := range filepath.SplitList(sandbox.SandboxPATH) {
-		if _, err := os.Stat(filepath.Join(d, "python3")); err == nil {
-			return
-		}
-	}
-	skipOrFail(t, "python3 is not on %s", sandbox.SandboxPATH)
-}
-
 func contract(t *testing.T, runner string) {
-	requirePython(t)
-	dir := workdir(t)
+	sandboxtest.RequirePython(t)
+	dir := sandboxtest.Workdir(t)
 	r, err := sandbox.New(context.Background(), sandbox.Config{Runner: runner, Workdir: dir})
 	if err != nil {
 		if runner == ports.RunnerBubblewrap && errors.Is(err, sandbox.ErrUnavailable) {
 			if _, lerr := exec.LookPath("bwrap"); lerr != nil {
-				skipOrFail(t, "bubblewrap is not installed")
+				sandboxtest.SkipOrFail(t, "bubblewrap is not installed")
 			}
 		}
 		t.Fatalf("New: %v", err)
@@ -84,7 +45,7 @@ func TestStartupRefusesMissingBinaries(t *testing.T) {
 		{ports.RunnerBubblewrap, "/nonexistent/prlimit", "/usr/bin/bwrap"},
 	} {
 		restore := sandbox.SetBinaries(tc.prlimit, tc.bwrap)
-		_, err := sandbox.New(context.Background(), sandbox.Config{Runner: tc.runner, Workdir: workdir(t)})
+		_, err := sandbox.New(context.Background(), sandbox.Config{Runner: tc.runner, Workdir: sandboxtest.Workdir(t)})
 		restore()
 		if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "/nonexistent/") {
 			t.Errorf("%s without %s %s: err %v, want ErrUnavailable naming the binary", tc.runner, tc.prlimit, tc.bwrap, err)

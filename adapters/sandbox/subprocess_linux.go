@@ -32,7 +32,7 @@ func newSubprocess(id identity) (*subprocess, error) {
 
 func (b *subprocess) name() string { return ports.RunnerSubprocess }
 
-func (b *subprocess) resolve(program string) (string, error) { return lookPath(program) }
+func (b *subprocess) resolve(program string) (string, error) { return LookPath(program) }
 
 func (b *subprocess) limits(l ports.RunLimits) ports.EnforcedLimits { return appliedLimits(l) }
 

@@ -644,3 +644,45 @@ func (s suite) concurrent(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// requireEnv turns a missing interpreter or bwrap into a failure (set by
+// .ci/run).
+const requireEnv = "ARROWHEAD_REQUIRE_INTEGRATION"
+
+// SkipOrFail skips the test with a loud message, or fails it when
+// integration tests are required.
+func SkipOrFail(t testing.TB, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	if os.Getenv(requireEnv) == "1" {
+		t.Fatalf("INTEGRATION REQUIRED (%s=1) but unavailable: %s", requireEnv, msg)
+	}
+	t.Skipf("\n*** SKIPPING %s: %s\n*** Set %s=1 to make this a failure.", t.Name(), msg, requireEnv)
+}
+
+// Workdir returns a fresh scratch root the sandbox uid can reach (a
+// testing TempDir is private to the server's uid), removed when t ends.
+func Workdir(t testing.TB) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "exec-sandbox-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o711); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "scratch")
+}
+
+// RequirePython skips (or fails) t when python3 is not on the sandbox
+// PATH, /usr/local/bin:/usr/bin:/bin.
+func RequirePython(t testing.TB) {
+	t.Helper()
+	for _, d := range []string{"/usr/local/bin", "/usr/bin", "/bin"} {
+		if _, err := os.Stat(filepath.Join(d, "python3")); err == nil {
+			return
+		}
+	}
+	SkipOrFail(t, "python3 is not on the sandbox PATH")
+}
