@@ -1,0 +1,181 @@
+// Package exectools is the exec family: run_snippet runs a short Python
+// snippet and run_tests runs the configured test command over a scratch
+// copy of the authorized repository subtree, both through a sandboxed
+// ports.Runner. The family is doubly gated: it is served only with
+// ARROWHEAD_EXEC_ENABLED, and every call needs the execute action on the
+// sandbox, which the default policy withholds. Output is sanitized,
+// secret-redacted, capped and framed as untrusted data, and every result
+// carries the runner's receipt of what it enforced.
+package exectools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/arrowhead-go/arrowhead/core"
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/content"
+	"github.com/arrowhead-go/arrowhead/core/security"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// Ports are what the exec family's tools use.
+type Ports struct {
+	// Runner runs each command in a fresh scratch directory.
+	Runner ports.Runner
+	// Authorizer is the per-resource gate (the same one the App uses).
+	Authorizer ports.Authorizer
+	// Scanner finds and redacts secrets in the output; one per process.
+	Scanner *security.Scanner
+	// Repo is the repository run_tests copies from; nil leaves run_tests
+	// not configured.
+	Repo ports.RepoStore `port:"optional"`
+}
+
+// Family is the exec family.
+var Family = core.Family[Ports]{
+	ID:   catalog.FamilyExec,
+	Gate: func(s *settings.Settings) bool { return s.ExecEnabled },
+	Declare: func(s *settings.Settings) core.Components {
+		return core.Components{Tools: []catalog.ToolSpec{runSnippet(s).Spec(), runTests(s).Spec()}}
+	},
+	Bind: func(s *settings.Settings, p Ports) core.Components {
+		sb := sandbox{settings: s, runner: p.Runner, authorizer: p.Authorizer, secrets: p.Scanner}
+		tests := runTests(s).NotConfigured(msgTestsNoCommand)
+		switch {
+		case len(s.ExecTestArgv()) == 0:
+		case p.Repo == nil:
+			tests = runTests(s).NotConfigured(msgTestsNoRepo)
+		default:
+			tests = runTests(s).Bind(testRunner{sandbox: sb, repo: p.Repo, argv: s.ExecTestArgv()}.run)
+		}
+		return core.Components{Tools: []catalog.ToolSpec{runSnippet(s).Bind(snippetRunner{sb}.run), tests}}
+	},
+}
+
+// Refusals shared by both tools.
+const (
+	msgTestsNoCommand = "run_tests is not configured: set ARROWHEAD_EXEC_TEST_COMMAND."
+	msgTestsNoRepo    = "run_tests is not configured: the repository (ARROWHEAD_REPO_ROOT) is not open."
+	msgRunFailed      = "The sandbox could not run the command."
+	msgNoProgram      = "The sandbox cannot find the program to run."
+)
+
+// execOutput is both tools' structured result.
+type execOutput struct {
+	ExitCode   int               `json:"exit_code" description:"Exit status; 128 plus the signal number when a signal ended the command, -1 when it reported none." minimum:"-1" maximum:"255"`
+	TimedOut   bool              `json:"timed_out" description:"True when the wall-clock budget ran out and the command was killed."`
+	Stdout     string            `json:"stdout" description:"Standard output, sanitized and secret-redacted (untrusted data)."`
+	Stderr     string            `json:"stderr" description:"Standard error, sanitized and secret-redacted (untrusted data)."`
+	Truncated  bool              `json:"truncated" description:"True when the output reached the byte cap (the command was killed there)."`
+	DurationMS int64             `json:"duration_ms" description:"Wall-clock duration in milliseconds." minimum:"0"`
+	Runner     string            `json:"runner" description:"The runner that ran the command." enum:"subprocess,bubblewrap,container"`
+	Enforced   ports.Enforcement `json:"enforced" description:"The controls the runner actually applied."`
+	Marker     string            `json:"marker" description:"The untrusted-data marker framing the text answer."`
+	Untrusted  bool              `json:"untrusted" description:"Always true."`
+}
+
+// sandbox is what both tools share: the runner, the execute gate and the
+// output treatment.
+type sandbox struct {
+	settings   *settings.Settings
+	runner     ports.Runner
+	authorizer ports.Authorizer
+	secrets    *security.Scanner
+}
+
+// authorize is the execute gate. The resource is the tool's name, so a
+// policy may grant snippets without tests.
+func (b sandbox) authorize(ctx context.Context, call catalog.Call, tool string) error {
+	if !b.authorizer.Authorize(ctx, call.Principal, ports.ActionExecute, ports.Resource{Kind: ports.KindSandbox, ID: tool}).Allowed {
+		return catalog.Denied()
+	}
+	return nil
+}
+
+// limits are a run's limits: wall is the tool's own budget, the rest come
+// from the settings and the family's constants.
+func (b sandbox) limits(wall time.Duration, processes, openFiles int, fileBytes int64) ports.RunLimits {
+	s := b.settings
+	return ports.RunLimits{
+		Wall:        wall,
+		CPUSeconds:  s.ExecCPUSeconds,
+		MemoryBytes: int64(s.ExecMemoryBytes),
+		Processes:   processes,
+		FileBytes:   fileBytes,
+		OpenFiles:   openFiles,
+		OutputBytes: s.ExecMaxOutputBytes,
+	}
+}
+
+// run runs req and renders its result; tool names the run in the frame.
+func (b sandbox) run(ctx context.Context, tool string, req ports.RunRequest) (*catalog.Reply[execOutput], error) {
+	res, err := b.runner.Run(ctx, req)
+	if err != nil {
+		if te, ok := catalog.AsToolError(err); ok {
+			return nil, te // a refusal raised while staging
+		}
+		if errors.Is(err, ports.ErrProgramNotFound) {
+			return nil, catalog.Unavailable(msgNoProgram).WithCause(err)
+		}
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		return nil, catalog.Failed(msgRunFailed).WithCause(err)
+	}
+	return b.reply(tool, res), nil
+}
+
+// reply sanitizes, redacts and re-caps the output and frames it. Output is
+// sanitized before it is scanned, so an escape sequence spliced into a
+// secret cannot hide it from the scanner; the cap is applied again because
+// sanitizing may grow invalid bytes into replacement characters.
+func (b sandbox) reply(tool string, res ports.RunResult) *catalog.Reply[execOutput] {
+	budget := b.settings.ExecMaxOutputBytes
+	clean := func(raw []byte) (string, bool) {
+		text, _ := b.secrets.Redact(content.SanitizeString(string(raw)))
+		text, cut := content.Truncate(text, budget)
+		budget -= len(text)
+		return text, cut
+	}
+	stdout, cutOut := clean(res.Stdout)
+	stderr, cutErr := clean(res.Stderr)
+	body := "stdout:\n" + stdout + "\nstderr:\n" + stderr
+	framed := content.Frame(body, content.NewSource("exec", tool, "text", append(append([]byte(nil), res.Stdout...), res.Stderr...)))
+	out := execOutput{
+		ExitCode:   res.ExitCode,
+		TimedOut:   res.TimedOut,
+		Stdout:     stdout,
+		Stderr:     stderr,
+		Truncated:  res.Truncated || cutOut || cutErr,
+		DurationMS: res.Duration.Milliseconds(),
+		Runner:     res.Runner,
+		Enforced:   res.Enforced,
+		Marker:     framed.Marker,
+		Untrusted:  true,
+	}
+	return catalog.Answer(out, summary(tool, out)+"\n"+framed.Text)
+}
+
+// summary is the text answer's first line: how the run ended and under
+// which controls.
+func summary(tool string, o execOutput) string {
+	var end string
+	switch {
+	case o.TimedOut:
+		end = "timed out"
+	default:
+		end = fmt.Sprintf("exited %d", o.ExitCode)
+	}
+	var notes []string
+	if o.Truncated {
+		notes = append(notes, "output truncated")
+	}
+	e := o.Enforced
+	notes = append(notes, fmt.Sprintf("runner %s: network %s, filesystem %s, uid %d", o.Runner, e.Network, e.Filesystem, e.UID))
+	return fmt.Sprintf("%s %s after %d ms (%s).", tool, end, o.DurationMS, strings.Join(notes, "; "))
+}
