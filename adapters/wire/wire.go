@@ -34,6 +34,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/tools/coretools"
 	"github.com/arrowhead-go/arrowhead/core/tools/data"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
+	"github.com/arrowhead-go/arrowhead/core/tools/exectools"
 	"github.com/arrowhead-go/arrowhead/policies"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -195,6 +196,10 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
+	runner, repo, err := rt.openExec(ctx, s)
+	if err != nil {
+		return nil, err
+	}
 	rt.App, err = core.New(core.Deps{
 		Settings:   s,
 		Authorizer: authorizer,
@@ -203,7 +208,8 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		Tracer:     tel.Tracer(),
 		Metrics:    tel.Metrics(),
 		Clock:      clock,
-		Families:   families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn}),
+		Families: families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn,
+			runner: runner, repo: repo}),
 	})
 	if err != nil {
 		return nil, err
@@ -218,16 +224,21 @@ type familyPorts struct {
 	corpus     ports.DocumentStore
 	authorizer ports.Authorizer
 	connectors
+	// runner and repo are the exec family's; nil unless it is served.
+	runner ports.Runner
+	repo   ports.RepoStore
 }
 
 // families is every family with the ports it uses: one line per family.
 // The catalog listing calls it with no adapter open and serves none of it.
 func families(s *settings.Settings, p familyPorts) []core.Member {
+	scanner := security.NewRandomScanner()
 	return []core.Member{
 		coretools.Family.With(coretools.Ports{Egress: p.egress, Sandbox: p.sandbox}),
-		docs.Family.With(docs.Ports{Store: p.corpus, Egress: p.egress, Authorizer: p.authorizer, Scanner: security.NewRandomScanner()}),
+		docs.Family.With(docs.Ports{Store: p.corpus, Egress: p.egress, Authorizer: p.authorizer, Scanner: scanner}),
 		data.Family.With(data.Ports{Authorizer: p.authorizer, Vetter: sqlguard.New(sqlguard.Config{MaxLength: s.SQLQueryMaxLength}),
 			Embedder: p.embedder, Documents: p.corpus, SQL: p.sql, Vectors: p.vectors, Writer: p.writer}),
+		exectools.Family.With(exectools.Ports{Runner: p.runner, Authorizer: p.authorizer, Scanner: scanner, Repo: p.repo}),
 	}
 }
 
