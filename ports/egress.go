@@ -23,6 +23,10 @@ type FetchRequest struct {
 	Body    []byte
 	// MaxBytes caps the response body after decompression.
 	MaxBytes int64
+	// TruncateBody, when true, keeps the first MaxBytes of a longer body and
+	// reports Truncated instead of failing: for a delivery whose answer is
+	// only informative, where failing would hide that the request was made.
+	TruncateBody bool
 	// Timeout bounds the whole exchange, redirects included.
 	Timeout time.Duration
 	// MaxRedirects is how many redirects to follow, each re-guarded. Zero
@@ -41,6 +45,8 @@ type FetchResponse struct {
 	Body        []byte
 	// FinalURL is the URL of the last hop (after redirects).
 	FinalURL string
+	// Truncated is true when TruncateBody cut the body at MaxBytes.
+	Truncated bool
 }
 
 // Egress performs guarded outbound HTTP. Implementations resolve once, check

@@ -239,7 +239,7 @@ func (e *Egress) Fetch(ctx context.Context, req ports.FetchRequest) (ports.Fetch
 		}
 		loc, isRedirect := redirectLocation(resp)
 		if !isRedirect {
-			return readResponse(ctx, h, resp, maxBytes)
+			return readResponse(ctx, h, resp, maxBytes, req.TruncateBody)
 		}
 		_ = resp.Body.Close() // a redirect's body is never read
 		switch {
@@ -526,9 +526,10 @@ func onlyHeaders(h http.Header, keep []string) http.Header {
 // readResponse reads the final body under the cap, twice over: the bytes
 // on the wire and the bytes after decoding are each held to maxBytes, so
 // neither a long stream nor a decompression bomb gets further than the cap.
-func readResponse(ctx context.Context, h *hop, resp *http.Response, maxBytes int64) (ports.FetchResponse, error) {
+// With truncate, a body over the cap is cut at it instead of failing.
+func readResponse(ctx context.Context, h *hop, resp *http.Response, maxBytes int64, truncate bool) (ports.FetchResponse, error) {
 	defer func() { _ = resp.Body.Close() }()
-	if resp.ContentLength > maxBytes {
+	if resp.ContentLength > maxBytes && !truncate {
 		return ports.FetchResponse{}, fail(ports.EgressTooLarge, errContentLength)
 	}
 	wire := &capReader{r: resp.Body, left: maxBytes}
@@ -549,17 +550,22 @@ func readResponse(ctx context.Context, h *hop, resp *http.Response, maxBytes int
 		}
 	}
 	body, err := io.ReadAll(io.LimitReader(r, maxBytes+1))
-	if err != nil {
+	over := int64(len(body)) > maxBytes || errors.Is(err, errWireCap)
+	if err != nil && !(truncate && errors.Is(err, errWireCap)) {
 		return ports.FetchResponse{}, readFailure(ctx, err)
 	}
-	if int64(len(body)) > maxBytes {
+	if over && !truncate {
 		return ports.FetchResponse{}, fail(ports.EgressTooLarge, errBodyCap)
+	}
+	if over {
+		body = body[:min(int64(len(body)), maxBytes)]
 	}
 	return ports.FetchResponse{
 		Status:      resp.StatusCode,
 		ContentType: resp.Header.Get("Content-Type"),
 		Body:        body,
 		FinalURL:    h.target.URL.String(),
+		Truncated:   over,
 	}, nil
 }
 

@@ -585,6 +585,23 @@ func TestBodyCaps(t *testing.T) {
 	}
 	_, err = fetch("/brotli")
 	wantReason(t, err, ports.EgressProtocol)
+
+	// TruncateBody keeps the first MaxBytes instead of failing, on the wire
+	// cap and on the decoded cap alike, and says so.
+	truncated := func(path string) (ports.FetchResponse, error) {
+		return e.Fetch(context.Background(), ports.FetchRequest{
+			URL: "http://public.test:" + strconv.Itoa(port) + path, MaxBytes: maxBytes, Timeout: testTimeout, TruncateBody: true,
+		})
+	}
+	for _, path := range []string{"/stream", "/bomb"} {
+		resp, err := truncated(path)
+		if err != nil || len(resp.Body) != maxBytes || !resp.Truncated {
+			t.Errorf("truncated %s: %d bytes, truncated=%v, %v", path, len(resp.Body), resp.Truncated, err)
+		}
+	}
+	if resp, err := truncated("/exact"); err != nil || len(resp.Body) != maxBytes || resp.Truncated {
+		t.Errorf("body of exactly the cap with truncation: %d bytes, truncated=%v, %v", len(resp.Body), resp.Truncated, err)
+	}
 }
 
 func TestTimeout(t *testing.T) {

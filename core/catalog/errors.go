@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/arrowhead-go/arrowhead/ports"
 )
 
 // RefusalKind names why a call did not succeed. Each kind is recorded
@@ -95,6 +97,25 @@ func Failed(message string) *ToolError {
 // Unavailable reports a dependency that is not configured or not reachable.
 func Unavailable(message string) *ToolError {
 	return &ToolError{Kind: KindUnavailable, Message: message}
+}
+
+// EgressRefusal maps a refusal or failure of the guarded egress path to a
+// caller-safe ToolError: URL and destination problems are the caller's
+// (validation), the rest are failures of the exchange, and anything that is
+// not an egress error fails with otherwise. The reasons are fixed texts that
+// never carry the URL, host or address; the egress error stays attached as
+// the operators' cause.
+func EgressRefusal(err error, otherwise string) error {
+	reason := ports.EgressReasonOf(err)
+	switch reason {
+	case ports.EgressBadURL, ports.EgressScheme, ports.EgressCredentials,
+		ports.EgressHostNotAllowed, ports.EgressPortNotAllowed, ports.EgressBlockedAddress:
+		return Refuse(KindValidation, Sentence(string(reason))).WithCause(err)
+	case ports.EgressResolve, ports.EgressConnect, ports.EgressTimeout, ports.EgressTooLarge,
+		ports.EgressProtocol, ports.EgressTooManyRedirect, ports.EgressRedirectRefused:
+		return Failed(Sentence(string(reason))).WithCause(err)
+	}
+	return Failed(otherwise).WithCause(err)
 }
 
 // Canonical refusal messages used by the guard chain. The unknown message is

@@ -77,7 +77,7 @@ func (f fetcher) fetch(ctx context.Context, _ catalog.Call, in safeFetchInput) (
 		MaxRedirects: f.settings.FetchMaxRedirects,
 	})
 	if err != nil {
-		return nil, fetchRefusal(err)
+		return nil, catalog.EgressRefusal(err, msgFetchFailed)
 	}
 	mediaType, ok := textualMediaType(resp.ContentType)
 	if !ok {
@@ -114,20 +114,4 @@ func textualMediaType(contentType string) (string, bool) {
 		return mt, true
 	}
 	return "", false
-}
-
-// fetchRefusal maps an egress refusal to a caller-safe ToolError. The
-// reasons are fixed texts that never carry the URL, host or address; the
-// egress error stays attached as the operators' cause.
-func fetchRefusal(err error) error {
-	reason := ports.EgressReasonOf(err)
-	switch reason {
-	case ports.EgressBadURL, ports.EgressScheme, ports.EgressCredentials,
-		ports.EgressHostNotAllowed, ports.EgressPortNotAllowed, ports.EgressBlockedAddress:
-		return catalog.Refuse(catalog.KindValidation, catalog.Sentence(string(reason))).WithCause(err)
-	case ports.EgressResolve, ports.EgressConnect, ports.EgressTimeout, ports.EgressTooLarge,
-		ports.EgressProtocol, ports.EgressTooManyRedirect, ports.EgressRedirectRefused:
-		return catalog.Failed(catalog.Sentence(string(reason))).WithCause(err)
-	}
-	return catalog.Failed(msgFetchFailed).WithCause(err)
 }
