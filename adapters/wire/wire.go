@@ -35,6 +35,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/tools/data"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
 	"github.com/arrowhead-go/arrowhead/core/tools/exectools"
+	"github.com/arrowhead-go/arrowhead/core/tools/notify"
 	"github.com/arrowhead-go/arrowhead/policies"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -200,6 +201,10 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
+	notifyPorts, err := openNotify(s, resolver, clock, authorizer)
+	if err != nil {
+		return nil, err
+	}
 	rt.App, err = core.New(core.Deps{
 		Settings:   s,
 		Authorizer: authorizer,
@@ -209,7 +214,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		Metrics:    tel.Metrics(),
 		Clock:      clock,
 		Families: families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn,
-			runner: runner, repo: repo}),
+			runner: runner, repo: repo, notify: notifyPorts}),
 	})
 	if err != nil {
 		return nil, err
@@ -227,6 +232,7 @@ type familyPorts struct {
 	// runner and repo are the exec family's; nil unless it is served.
 	runner ports.Runner
 	repo   ports.RepoStore
+	notify notify.Ports
 }
 
 // families is every family with the ports it uses: one line per family.
@@ -239,6 +245,7 @@ func families(s *settings.Settings, p familyPorts) []core.Member {
 		data.Family.With(data.Ports{Authorizer: p.authorizer, Vetter: sqlguard.New(sqlguard.Config{MaxLength: s.SQLQueryMaxLength}),
 			Embedder: p.embedder, Documents: p.corpus, SQL: p.sql, Vectors: p.vectors, Writer: p.writer}),
 		exectools.Family.With(exectools.Ports{Runner: p.runner, Authorizer: p.authorizer, Scanner: scanner, Repo: p.repo}),
+		notify.Family.With(p.notify),
 	}
 }
 

@@ -11,6 +11,7 @@ package security
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -163,4 +164,28 @@ func safeEscapedPath(p string) bool {
 
 func isHex(c byte) bool {
 	return ('0' <= c && c <= '9') || ('a' <= c && c <= 'f') || ('A' <= c && c <= 'F')
+}
+
+// Hosts lists the distinct hosts the entries name, for an egress path that
+// should reach nothing else.
+func (l URLAllowlist) Hosts() []string {
+	var out []string
+	for _, e := range l.entries {
+		if !slices.Contains(out, e.Host) {
+			out = append(out, e.Host)
+		}
+	}
+	return out
+}
+
+// Ports lists the distinct effective ports other than 80 and 443 the
+// entries name: the egress path admits only those beside the web ports.
+func (l URLAllowlist) Ports() []int {
+	var out []int
+	for _, e := range l.entries {
+		if e.Port != PortHTTP && e.Port != PortHTTPS && !slices.Contains(out, e.Port) {
+			out = append(out, e.Port)
+		}
+	}
+	return out
 }

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/arrowhead-go/arrowhead/core/security"
 )
 
 // hostOrHostPort accepts a Host header value: a host name or host:port.
@@ -232,4 +234,19 @@ func (s *Settings) endpointPermitted(raw string) bool {
 		}
 	}
 	return false
+}
+
+// notifyPrefix is one ARROWHEAD_NOTIFY_ALLOWLIST entry, parsed by the same
+// code that matches deliveries against it.
+func notifyPrefix(raw string) error {
+	if _, err := security.ParseURLAllowlist([]string{raw}); err != nil {
+		return security.ErrAllowlistEntry
+	}
+	return nil
+}
+
+// webhookSecret is a Standard Webhooks whsec_ signing secret.
+func webhookSecret(raw string) error {
+	_, err := security.NewWebhookSigner(raw)
+	return err
 }

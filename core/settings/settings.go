@@ -177,6 +177,9 @@ type Settings struct {
 	NotifyTimeoutSeconds   float64
 	NotifyMaxPayloadBytes  int
 	NotifyMaxResponseBytes int
+	// NotifySigningSecret is the whsec_ key that signs deliveries
+	// (extension variable).
+	NotifySigningSecret string
 
 	RateLimitEnabled bool
 	// Limits holds every ARROWHEAD_*_PER_MINUTE ceiling by variable name.
@@ -198,7 +201,7 @@ type Settings struct {
 
 // Extensions are the variables this server adds to the seed's reference.
 // Each is documented in README's configuration notes.
-var Extensions = []string{"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "ARROWHEAD_METRICS_ADDR"}
+var Extensions = []string{"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "ARROWHEAD_METRICS_ADDR", "ARROWHEAD_NOTIFY_SIGNING_SECRET"}
 
 // DefaultToolLimitVar is the fallback ceiling for a tool without its own.
 const DefaultToolLimitVar = "ARROWHEAD_DEFAULT_TOOL_PER_MINUTE"

@@ -186,10 +186,12 @@ func (s *Settings) vars() []*Var {
 		integer("ARROWHEAD_TASK_PAYLOAD_MAX_BYTES", "16384", &s.TaskPayloadMaxBytes),
 
 		// Outbound webhook notifications.
-		list("ARROWHEAD_NOTIFY_ALLOWLIST", "", &s.NotifyAllowlist, check(httpURL)),
+		list("ARROWHEAD_NOTIFY_ALLOWLIST", "", &s.NotifyAllowlist, check(notifyPrefix)),
 		seconds("ARROWHEAD_NOTIFY_TIMEOUT_SECONDS", "10.0", &s.NotifyTimeoutSeconds),
 		integer("ARROWHEAD_NOTIFY_MAX_PAYLOAD_BYTES", "100000", &s.NotifyMaxPayloadBytes),
 		integer("ARROWHEAD_NOTIFY_MAX_RESPONSE_BYTES", "10000", &s.NotifyMaxResponseBytes),
+		// An extension: Standard Webhooks signing of every delivery.
+		text("ARROWHEAD_NOTIFY_SIGNING_SECRET", "", &s.NotifySigningSecret, secret, check(optional(webhookSecret))),
 
 		// Abuse controls.
 		boolean("ARROWHEAD_RATE_LIMIT_ENABLED", "true", &s.RateLimitEnabled),
