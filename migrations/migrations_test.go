@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/internal/pgtest"
 	"github.com/arrowhead-go/arrowhead/migrations"
 )
 
@@ -208,14 +208,6 @@ func TestConfigFromSettings(t *testing.T) {
 
 // ---- against PostgreSQL with pgvector ----
 
-const (
-	pgvectorDSNEnv        = "ARROWHEAD_TEST_PGVECTOR_DSN"
-	requireIntegrationEnv = "ARROWHEAD_REQUIRE_INTEGRATION"
-	// slotWait bounds the wait for PGlite's single connection slot, which
-	// another test process may hold.
-	slotWait = 3 * time.Minute
-)
-
 var (
 	sharedOnce sync.Once
 	sharedConn *pgx.Conn
@@ -229,38 +221,26 @@ var (
 // tests keep one connection rather than open one each.
 func connect(t *testing.T) *pgx.Conn {
 	t.Helper()
-	dsn := os.Getenv(pgvectorDSNEnv)
-	if dsn == "" {
-		msg := pgvectorDSNEnv + " is not set"
-		if os.Getenv(requireIntegrationEnv) == "1" {
-			t.Fatalf("INTEGRATION REQUIRED (%s=1) but unavailable: %s", requireIntegrationEnv, msg)
-		}
-		t.Skipf("\n*** SKIPPING PGVECTOR INTEGRATION TEST %s: %s\n*** Start PGlite with pgvector (it exports %s): eval \"$(.ci/pglite.sh start /tmp/ahpglite 54329)\"\n*** Set %s=1 to make this a failure.",
-			t.Name(), msg, pgvectorDSNEnv, requireIntegrationEnv)
-	}
+	dsn := pgtest.PgvectorDSN(t)
 	sharedOnce.Do(func() {
 		cfg, err := pgx.ParseConfig(dsn)
 		if err != nil {
-			sharedErr = fmt.Errorf("%s does not parse", pgvectorDSNEnv)
+			sharedErr = fmt.Errorf("%s does not parse", pgtest.PgvectorDSNEnv)
 			return
 		}
 		// Unnamed statements only: PGlite keeps named prepared statements
 		// across connections, so a cached name from an earlier run collides.
 		cfg.DefaultQueryExecMode = pgx.QueryExecModeDescribeExec
-		// Another test process may hold the slot: wait for it, slowly.
-		deadline := time.Now().Add(slotWait)
-		for {
+		// Another test process may hold the slot: wait for it.
+		pgtest.Retry(pgtest.SlotWait, func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
 			sharedConn, sharedErr = pgx.ConnectConfig(ctx, cfg)
-			cancel()
-			if sharedErr == nil || time.Now().After(deadline) {
-				return
-			}
-			time.Sleep(time.Second)
-		}
+			return sharedErr == nil
+		})
 	})
 	if sharedErr != nil {
-		t.Fatalf("connecting to %s: %v", pgvectorDSNEnv, sharedErr)
+		t.Fatalf("connecting to %s: %v", pgtest.PgvectorDSNEnv, sharedErr)
 	}
 	return sharedConn
 }

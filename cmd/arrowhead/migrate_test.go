@@ -2,23 +2,17 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/arrowhead-go/arrowhead/internal/pgtest"
 )
 
 // TestMigrateAgainstPgvector applies the schema through the CLI twice on a
 // real PostgreSQL with pgvector (PGlite in CI): the second run changes
 // nothing.
 func TestMigrateAgainstPgvector(t *testing.T) {
-	dsn := os.Getenv("ARROWHEAD_TEST_PGVECTOR_DSN")
-	if dsn == "" {
-		if os.Getenv("ARROWHEAD_REQUIRE_INTEGRATION") == "1" {
-			t.Fatal("INTEGRATION REQUIRED but ARROWHEAD_TEST_PGVECTOR_DSN is not set")
-		}
-		t.Skip("ARROWHEAD_TEST_PGVECTOR_DSN is not set; start PGlite with: eval \"$(.ci/pglite.sh start /tmp/ahpglite 54329)\"")
-	}
+	dsn := pgtest.PgvectorDSN(t)
 	t.Setenv("ARROWHEAD_VECTOR_WRITE_DSN", dsn)
 	t.Setenv("ARROWHEAD_PGVECTOR_COLLECTIONS", "cli_migrate_chunks")
 	t.Setenv("ARROWHEAD_EMBEDDING_DIMENSIONS", "8")
@@ -61,14 +55,12 @@ func TestMigrateNeedsATarget(t *testing.T) {
 // hold, and it refuses a reconnect that comes too soon after a close.
 func migrateRetrying(t *testing.T, out, errb *bytes.Buffer) int {
 	t.Helper()
-	deadline := time.Now().Add(90 * time.Second)
-	for {
+	var code int
+	pgtest.Retry(pgtest.SlotWait, func() bool {
 		out.Reset()
 		errb.Reset()
-		code := run([]string{"migrate"}, nil, out, errb)
-		if code == exitOK || !strings.Contains(errb.String(), "cannot be reached") || time.Now().After(deadline) {
-			return code
-		}
-		time.Sleep(time.Second)
-	}
+		code = run([]string{"migrate"}, nil, out, errb)
+		return code == exitOK || !strings.Contains(errb.String(), "cannot be reached")
+	})
+	return code
 }
