@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/auxten/postgresql-parser v1.0.1
 	github.com/jackc/pgx/v5 v5.12.0
+	github.com/jackc/puddle/v2 v2.2.3
 	github.com/lestrrat-go/jwx/v2 v2.1.7
 	github.com/mark3labs/mcp-go v1.2.1
 	github.com/pgvector/pgvector-go v0.3.0

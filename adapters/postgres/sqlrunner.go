@@ -1,6 +1,7 @@
 // Package postgres holds the adapters backed by PostgreSQL through
-// github.com/jackc/pgx/v5: the read-only SQL runner behind sql_query, and
-// the DSN handling every PostgreSQL adapter shares.
+// github.com/jackc/pgx/v5: the read-only SQL runner behind sql_query, the
+// pgvector store behind the vector tools and doc_index, and what they
+// share: the DSN normaliser and the connection pool (pgxpool).
 package postgres
 
 import (
@@ -13,7 +14,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -26,17 +26,6 @@ import (
 
 // Defaults of the SQL runner.
 const (
-	// DefaultMaxConns bounds the pool. sql_query is rate limited per
-	// caller; a handful of connections serves it without letting a burst
-	// of callers occupy the database.
-	DefaultMaxConns = 4
-	// DefaultConnectTimeout bounds establishing one connection, so a
-	// database that does not answer is reported unavailable instead of
-	// holding the call until its deadline.
-	DefaultConnectTimeout = 5 * time.Second
-	// DefaultHealthTimeout bounds one readiness ping.
-	DefaultHealthTimeout = 2 * time.Second
-
 	// Limits applied when a field of ports.SQLLimits is zero or negative:
 	// the seed's defaults (ARROWHEAD_SQL_MAX_ROWS, _MAX_COLUMNS, _MAX_BYTES,
 	// _TIMEOUT_SECONDS).
@@ -50,10 +39,6 @@ const (
 	// a larger NAMEDATALEN.
 	MaxColumnNameBytes = 128
 
-	// ApplicationName is what the runner's sessions report in
-	// pg_stat_activity.
-	ApplicationName = "arrowhead"
-
 	// deadlineMargin is added to the statement timeout for the in-process
 	// deadline: the server's own timeout normally fires first, which
 	// leaves the connection usable, and the in-process deadline still
@@ -63,9 +48,6 @@ const (
 	// discarded to keep the connection; past it the connection is closed
 	// instead (the server then stops at its next write).
 	drainTimeout = 200 * time.Millisecond
-	// rollbackTimeout bounds the closing ROLLBACK, which runs even when
-	// the call's context is done.
-	rollbackTimeout = 2 * time.Second
 	// maxStatementTimeoutMS is the largest statement_timeout PostgreSQL
 	// accepts (an int4 of milliseconds).
 	maxStatementTimeoutMS = math.MaxInt32
@@ -78,10 +60,6 @@ const (
 // Errors of the SQL runner. In a *ports.SQLError they are the operator-side
 // cause; none carries a DSN, statement or value.
 var (
-	// ErrInvalidDSN is returned by NewSQLRunner when pgx cannot read a DSN
-	// that NormalizeDSN accepted (an unknown sslmode, a bad port, ...), or
-	// its pool_max_conns is not a positive number.
-	ErrInvalidDSN = errors.New("the PostgreSQL DSN has a setting the driver cannot read")
 	// ErrEmptyStatement is the cause of an invalid error for empty SQL.
 	ErrEmptyStatement = errors.New("the vetted statement is empty")
 	// ErrArgumentCount is the cause of an invalid error when the arguments
@@ -90,51 +68,10 @@ var (
 	// ErrUnsupportedArgument is the cause of an invalid error for an
 	// argument that is not a string, number, boolean or null.
 	ErrUnsupportedArgument = errors.New("a parameter value must be a string, number, boolean or null")
-	// ErrClosed is the cause of an unavailable error after Close.
-	ErrClosed = errors.New("the SQL runner is closed")
 )
 
-// Option adjusts an SQLRunner.
-type Option func(*config)
-
-type config struct {
-	maxConns       int // 0: the DSN's pool_max_conns, else DefaultMaxConns
-	connectTimeout time.Duration
-	healthTimeout  time.Duration
-}
-
-// WithMaxConns bounds the connection pool. Without it the DSN's
-// pool_max_conns applies, or DefaultMaxConns; n <= 0 keeps that.
-func WithMaxConns(n int) Option {
-	return func(c *config) {
-		if n > 0 {
-			c.maxConns = n
-		}
-	}
-}
-
-// WithConnectTimeout bounds establishing one connection
-// (DefaultConnectTimeout); d <= 0 keeps the default.
-func WithConnectTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.connectTimeout = d
-		}
-	}
-}
-
-// WithHealthTimeout bounds one readiness ping (DefaultHealthTimeout);
-// d <= 0 keeps the default.
-func WithHealthTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d > 0 {
-			c.healthTimeout = d
-		}
-	}
-}
-
-// SQLRunner is a ports.SQLRunner on a small pool of pgx connections, and a
-// ports.HealthReporter named "postgres".
+// SQLRunner is a ports.SQLRunner on a Pool, and a ports.HealthReporter
+// named "postgres".
 //
 // Every Query runs in its own read-only transaction that is always rolled
 // back, under SET LOCAL statement_timeout and an in-process deadline. The
@@ -144,11 +81,10 @@ func WithHealthTimeout(d time.Duration) Option {
 // back in PostgreSQL's text format and are mapped to JSON-ready values
 // under the row, column and byte bounds.
 //
-// An SQLRunner starts no goroutine and is safe for concurrent use. Close
-// releases its connections.
+// An SQLRunner is safe for concurrent use. Its pool's owner closes the
+// pool; queries after that fail as unavailable.
 type SQLRunner struct {
-	pool *connPool
-	cfg  config
+	pool *Pool
 }
 
 var (
@@ -156,99 +92,39 @@ var (
 	_ ports.HealthReporter = (*SQLRunner)(nil)
 )
 
-// NewSQLRunner returns a runner over dsn, in any form NormalizeDSN accepts.
-// It does not connect: a database that is down makes queries fail as
-// unavailable and Health report down, it does not stop start-up. Errors
-// never quote the DSN.
-func NewSQLRunner(ctx context.Context, dsn string, opts ...Option) (*SQLRunner, error) {
-	_ = ctx // the runner connects lazily, on the first query or health check
-	norm, err := NormalizeDSN(dsn)
-	if err != nil {
-		return nil, err
+// NewSQLRunner returns a runner on pool, which should be on the read-only
+// ARROWHEAD_SQL_DSN. A nil pool is refused.
+func NewSQLRunner(pool *Pool) (*SQLRunner, error) {
+	if pool == nil {
+		return nil, errors.New("the SQL runner needs a connection pool")
 	}
-	cfg := config{
-		connectTimeout: DefaultConnectTimeout,
-		healthTimeout:  DefaultHealthTimeout,
-	}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	cc, err := pgx.ParseConfig(norm)
-	if err != nil {
-		// pgx's message quotes the DSN (with the password masked, but the
-		// user and host still there): drop it.
-		return nil, ErrInvalidDSN
-	}
-	// pgxpool's pool_* settings are not server settings: pgx would send
-	// them in the startup packet and the server would refuse to connect.
-	// pool_max_conns is honoured; the others mean nothing here.
-	maxConns := cfg.maxConns
-	for k, v := range cc.RuntimeParams {
-		if !strings.HasPrefix(k, "pool_") {
-			continue
-		}
-		delete(cc.RuntimeParams, k)
-		if k == "pool_max_conns" && maxConns == 0 {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return nil, ErrInvalidDSN
-			}
-			maxConns = n
-		}
-	}
-	if maxConns == 0 {
-		maxConns = DefaultMaxConns
-	}
-	cc.ConnectTimeout = cfg.connectTimeout
-	// QueryExecModeDescribeExec: every query is Parse+Describe of the
-	// unnamed statement, then Bind+Execute. It is always the extended
-	// protocol, whatever the arguments (QueryExecModeExec and the cached
-	// modes go to the simple protocol for Exec calls without arguments, and
-	// QueryExecModeSimpleProtocol always does), and PostgreSQL refuses a
-	// Parse holding more than one statement. The server describes the
-	// parameter types, so each argument is sent as text and parsed by the
-	// type the server inferred for its placeholder. Nothing is cached: a
-	// caller's ad-hoc statement rarely repeats, a cached description goes
-	// stale when the schema changes, and named prepared statements would
-	// accumulate on the server. The mode is also passed on every Query, so
-	// a default_query_exec_mode in the DSN changes nothing.
-	cc.DefaultQueryExecMode = pgx.QueryExecModeDescribeExec
-	cc.StatementCacheCapacity = 0
-	cc.DescriptionCacheCapacity = 0
-	if cc.RuntimeParams == nil {
-		cc.RuntimeParams = map[string]string{}
-	}
-	cc.RuntimeParams["application_name"] = ApplicationName
-	return &SQLRunner{pool: newConnPool(cc, maxConns), cfg: cfg}, nil
+	return &SQLRunner{pool: pool}, nil
 }
-
-// Close closes the idle connections, and each connection in use when its
-// query ends. Queries after Close fail as unavailable.
-func (r *SQLRunner) Close() { r.pool.close() }
 
 // Name implements ports.HealthReporter.
 func (r *SQLRunner) Name() string { return healthName }
 
-// Health pings the database within the health timeout: ok when it answers,
-// down otherwise.
+// Health pings the database within the pool's health timeout: ok when it
+// answers, down otherwise.
 func (r *SQLRunner) Health(ctx context.Context) ports.HealthState {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.healthTimeout)
-	defer cancel()
-	c, err := r.pool.acquire(ctx)
-	if err != nil {
-		return ports.HealthDown
-	}
-	err = c.conn.Ping(ctx)
-	r.pool.release(c)
-	if err != nil {
-		return ports.HealthDown
-	}
-	return ports.HealthOK
+	return r.pool.health(ctx, nil)
 }
 
-// queryOptions are passed ahead of the arguments on every Query: the
-// extended protocol (see NewSQLRunner) and text-format results for every
-// column, so each value arrives as PostgreSQL's own text for it.
+// queryOptions are passed ahead of the arguments on every Query, whatever
+// the pool's default mode or the DSN say.
+//
+// QueryExecModeDescribeExec: Parse+Describe of the unnamed statement, then
+// Bind+Execute. It is always the extended protocol, whatever the arguments
+// (QueryExecModeExec and the cached modes go to the simple protocol for
+// Exec calls without arguments, and QueryExecModeSimpleProtocol always
+// does), and PostgreSQL refuses a Parse holding more than one statement.
+// The server describes the parameter types, so each argument is sent as
+// text and parsed by the type the server inferred for its placeholder.
+// Nothing is cached: a caller's ad-hoc statement rarely repeats, and a
+// cached description goes stale when the schema changes.
+//
+// Text-format results for every column, so each value arrives as
+// PostgreSQL's own text for it.
 var queryOptions = []any{pgx.QueryExecModeDescribeExec, pgx.QueryResultFormats{pgx.TextFormatCode}}
 
 // Query implements ports.SQLRunner. q.SQL is sent as it is, so it must be a
@@ -282,54 +158,39 @@ func (r *SQLRunner) Query(ctx context.Context, q ports.VettedQuery, args []any, 
 	return res, nil
 }
 
-func (r *SQLRunner) run(ctx context.Context, sql string, args []any, lim ports.SQLLimits) (ports.SQLResult, error) {
-	pc, err := r.pool.acquire(ctx)
-	if err != nil {
-		return ports.SQLResult{}, err
-	}
-	// release closes a connection that is closed, busy or still inside a
-	// transaction, so a failed rollback never returns one to the pool.
-	defer r.pool.release(pc)
-
-	tx, err := pc.conn.BeginTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return ports.SQLResult{}, err
-	}
+func (r *SQLRunner) run(ctx context.Context, sql string, args []any, lim ports.SQLLimits) (res ports.SQLResult, err error) {
 	// Always roll back, also on success: nothing the statement did in the
 	// transaction survives it, including a session-level SET or
 	// set_config(..., false), which PostgreSQL reverts with the
 	// transaction.
-	defer func() {
-		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
-		defer rcancel()
-		_ = tx.Rollback(rctx)
-	}()
-
-	// Our own constant text plus a number we formatted: it goes over the
-	// simple protocol (pgx's Exec without arguments), which is fine for it
-	// and saves a round trip per setting.
-	if _, err := tx.Exec(ctx, sessionSQL(lim.Timeout)); err != nil {
-		return ports.SQLResult{}, err
-	}
-
-	qctx, qcancel := context.WithCancel(ctx)
-	defer qcancel()
-	rows, err := tx.Query(qctx, sql, append(append(make([]any, 0, len(queryOptions)+len(args)), queryOptions...), args...)...)
+	err = r.pool.inTx(ctx, pgx.ReadOnly, false, func(tx pgx.Tx) error {
+		// Our own constant text plus a number we formatted: it goes over
+		// the simple protocol (pgx's Exec without arguments), which is fine
+		// for it and saves a round trip per setting.
+		if _, err := tx.Exec(ctx, sessionSQL(lim.Timeout)); err != nil {
+			return err
+		}
+		qctx, qcancel := context.WithCancel(ctx)
+		defer qcancel()
+		rows, err := tx.Query(qctx, sql, append(append(make([]any, 0, len(queryOptions)+len(args)), queryOptions...), args...)...)
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		var early bool
+		res, early = collect(rows, lim)
+		if early {
+			// The rows past a bound are not wanted: drain them briefly to
+			// keep the connection, or cancel, which closes it.
+			t := time.AfterFunc(drainTimeout, qcancel)
+			rows.Close()
+			t.Stop()
+			return nil
+		}
+		rows.Close()
+		return rows.Err()
+	})
 	if err != nil {
-		rows.Close()
-		return ports.SQLResult{}, err
-	}
-	res, early := collect(rows, lim)
-	if early {
-		// The rows past a bound are not wanted: drain them briefly to keep
-		// the connection, or cancel, which closes it.
-		t := time.AfterFunc(drainTimeout, qcancel)
-		rows.Close()
-		t.Stop()
-		return res, nil
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return ports.SQLResult{}, err
 	}
 	return res, nil
@@ -889,138 +750,4 @@ func pgErrorKind(code string) ports.SQLErrorKind {
 		return ports.SQLUnavailable
 	}
 	return ports.SQLFailed
-}
-
-// connPool is a bounded pool of pgx connections: at most max are open or
-// being opened at once, and a caller waits (within its context) for one to
-// come free. Idle connections are reused newest first; one idle for longer
-// than pingAfterIdle is pinged before reuse, and one past maxIdleTime or
-// maxLifetime is closed instead. A connection that comes back closed, busy
-// or inside a transaction is closed, never reused. It starts no goroutine.
-type connPool struct {
-	cfg   *pgx.ConnConfig
-	slots chan struct{} // one token per connection in use or being opened
-
-	mu     sync.Mutex
-	idle   []*pooledConn // most recently used last
-	closed bool
-}
-
-type pooledConn struct {
-	conn     *pgx.Conn
-	created  time.Time
-	lastUsed time.Time
-}
-
-// Pool timings, after pgxpool's defaults.
-const (
-	pingAfterIdle  = time.Second
-	maxIdleTime    = 30 * time.Minute
-	maxLifetime    = time.Hour
-	closeTimeout   = time.Second
-	pgTxStatusIdle = 'I'
-)
-
-func newConnPool(cfg *pgx.ConnConfig, maxConns int) *connPool {
-	return &connPool{cfg: cfg, slots: make(chan struct{}, maxConns)}
-}
-
-// acquire returns a connection for the caller's exclusive use until
-// release.
-func (p *connPool) acquire(ctx context.Context) (*pooledConn, error) {
-	select {
-	case p.slots <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	for {
-		c, stale, err := p.takeIdle()
-		if err != nil {
-			<-p.slots
-			return nil, err
-		}
-		if c == nil {
-			break
-		}
-		if stale {
-			closeConn(c.conn)
-			continue
-		}
-		if time.Since(c.lastUsed) > pingAfterIdle {
-			if err := c.conn.Ping(ctx); err != nil {
-				closeConn(c.conn)
-				if ctx.Err() != nil {
-					<-p.slots
-					return nil, ctx.Err()
-				}
-				continue
-			}
-		}
-		return c, nil
-	}
-	conn, err := pgx.ConnectConfig(ctx, p.cfg)
-	if err != nil {
-		<-p.slots
-		return nil, err
-	}
-	now := time.Now()
-	return &pooledConn{conn: conn, created: now, lastUsed: now}, nil
-}
-
-// takeIdle pops the most recently used idle connection; stale reports one
-// that is past its idle time or lifetime, or already closed.
-func (p *connPool) takeIdle() (c *pooledConn, stale bool, err error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil, false, ErrClosed
-	}
-	n := len(p.idle)
-	if n == 0 {
-		return nil, false, nil
-	}
-	c = p.idle[n-1]
-	p.idle[n-1] = nil
-	p.idle = p.idle[:n-1]
-	now := time.Now()
-	stale = c.conn.IsClosed() || now.Sub(c.lastUsed) > maxIdleTime || now.Sub(c.created) > maxLifetime
-	return c, stale, nil
-}
-
-// release hands c back: kept for reuse when it is healthy and idle, closed
-// otherwise.
-func (p *connPool) release(c *pooledConn) {
-	defer func() { <-p.slots }()
-	pg := c.conn.PgConn()
-	if c.conn.IsClosed() || pg.IsBusy() || pg.TxStatus() != pgTxStatusIdle {
-		closeConn(c.conn)
-		return
-	}
-	c.lastUsed = time.Now()
-	p.mu.Lock()
-	if !p.closed {
-		p.idle = append(p.idle, c)
-		c = nil
-	}
-	p.mu.Unlock()
-	if c != nil {
-		closeConn(c.conn)
-	}
-}
-
-// close closes the idle connections and makes later acquires fail.
-func (p *connPool) close() {
-	p.mu.Lock()
-	idle := p.idle
-	p.idle, p.closed = nil, true
-	p.mu.Unlock()
-	for _, c := range idle {
-		closeConn(c.conn)
-	}
-}
-
-func closeConn(c *pgx.Conn) {
-	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
-	defer cancel()
-	_ = c.Close(ctx)
 }

@@ -43,88 +43,6 @@ func deadAddr(t *testing.T) string {
 	return l.Addr().String()
 }
 
-func TestNewSQLRunnerConfig(t *testing.T) {
-	r, err := NewSQLRunner(context.Background(),
-		"postgresql+asyncpg://u:pw@127.0.0.1:1/db?sslmode=disable&default_query_exec_mode=simple_protocol&application_name=other&pool_max_conns=7&pool_min_conns=2")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	cc := r.pool.cfg
-	if cc.DefaultQueryExecMode != pgx.QueryExecModeDescribeExec {
-		t.Errorf("exec mode = %v, want describe exec whatever the DSN says", cc.DefaultQueryExecMode)
-	}
-	if got := cc.RuntimeParams["application_name"]; got != ApplicationName {
-		t.Errorf("application_name = %q, want %q", got, ApplicationName)
-	}
-	for k := range cc.RuntimeParams {
-		if strings.HasPrefix(k, "pool_") {
-			t.Errorf("%s would be sent to the server as a setting", k)
-		}
-	}
-	if got := cap(r.pool.slots); got != 7 {
-		t.Errorf("pool size = %d, want the DSN's pool_max_conns 7", got)
-	}
-	if cc.ConnectTimeout != DefaultConnectTimeout {
-		t.Errorf("connect timeout = %v, want %v", cc.ConnectTimeout, DefaultConnectTimeout)
-	}
-	if r.Name() != "postgres" {
-		t.Errorf("Name() = %q", r.Name())
-	}
-
-	r2, err := NewSQLRunner(context.Background(), "postgres://u@127.0.0.1:1/db?pool_max_conns=7",
-		WithMaxConns(2), WithConnectTimeout(time.Second), WithHealthTimeout(time.Second))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r2.Close()
-	if got := cap(r2.pool.slots); got != 2 {
-		t.Errorf("pool size = %d, want WithMaxConns(2) over the DSN", got)
-	}
-	if r2.pool.cfg.ConnectTimeout != time.Second || r2.cfg.healthTimeout != time.Second {
-		t.Errorf("timeouts not applied")
-	}
-
-	r3, err := NewSQLRunner(context.Background(), "postgres://u@127.0.0.1:1/db", WithMaxConns(0), WithConnectTimeout(-1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r3.Close()
-	if got := cap(r3.pool.slots); got != DefaultMaxConns {
-		t.Errorf("pool size = %d, want DefaultMaxConns", got)
-	}
-	if r3.pool.cfg.ConnectTimeout != DefaultConnectTimeout {
-		t.Errorf("a negative connect timeout replaced the default")
-	}
-}
-
-func TestNewSQLRunnerRefusesWithoutQuotingTheDSN(t *testing.T) {
-	tests := []struct {
-		dsn  string
-		want error
-	}{
-		{"mysql://u:hunter2@dbhost/db", ErrDSNEngine},
-		{"host=dbhost password=hunter2", ErrDSNNotURL},
-		{"postgres://u:hunter2@dbhost/db?sslmode=bogus", ErrInvalidDSN},
-		{"postgres://u:hunter2@dbhost:notaport/db", ErrDSNMalformed},
-		{"postgres://u:hunter2@dbhost/db?pool_max_conns=many", ErrInvalidDSN},
-		{"postgres://u:hunter2@dbhost/db?pool_max_conns=0", ErrInvalidDSN},
-	}
-	for _, tt := range tests {
-		r, err := NewSQLRunner(context.Background(), tt.dsn)
-		if !errors.Is(err, tt.want) {
-			if r != nil {
-				r.Close()
-			}
-			t.Errorf("NewSQLRunner(%q) error = %v, want %v", tt.dsn, err, tt.want)
-			continue
-		}
-		if msg := err.Error(); strings.Contains(msg, "hunter2") || strings.Contains(msg, "dbhost") {
-			t.Errorf("error quotes the DSN: %q", msg)
-		}
-	}
-}
-
 func TestQueryRefusesBadInputBeforeConnecting(t *testing.T) {
 	r := runner(t, deadDSN(t))
 	lim := ports.SQLLimits{}
@@ -169,7 +87,7 @@ func TestDatabaseDownIsUnavailable(t *testing.T) {
 		t.Errorf("Health = %q, want down", got)
 	}
 
-	r.Close()
+	r.pool.Close()
 	_, err = query(r, "select 1", ports.SQLLimits{})
 	se = wantSQLError(t, err, ports.SQLUnavailable)
 	if !errors.Is(se.Err, ErrClosed) {

@@ -145,14 +145,19 @@ func withParams(t testing.TB, dsn string, kv ...string) string {
 	return u.String()
 }
 
-// runner returns a runner over dsn, closed when the test ends.
+// runner returns a runner on a pool of its own over dsn, closed when the
+// test ends.
 func runner(t testing.TB, dsn string, opts ...Option) *SQLRunner {
 	t.Helper()
-	r, err := NewSQLRunner(context.Background(), dsn, opts...)
+	pool, err := NewPool(context.Background(), dsn, opts...)
+	if err != nil {
+		t.Fatalf("NewPool: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	r, err := NewSQLRunner(pool)
 	if err != nil {
 		t.Fatalf("NewSQLRunner: %v", err)
 	}
-	t.Cleanup(r.Close)
 	return r
 }
 

@@ -24,10 +24,11 @@ import (
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// The pgvector store: ports.VectorReader (VectorReader, on the read-only
-// ARROWHEAD_SQL_DSN) and ports.VectorWriter (VectorWriter, on the separate
-// write-capable ARROWHEAD_VECTOR_WRITE_DSN), over chunk tables created by
-// the migrations package.
+// The pgvector store: VectorStore, a ports.VectorReader and
+// ports.VectorWriter over chunk tables created by the migrations package.
+// Production builds one on the read-only ARROWHEAD_SQL_DSN's pool for the
+// read tools and one on the separate write-capable
+// ARROWHEAD_VECTOR_WRITE_DSN's pool for ingestion.
 //
 // Every statement is built once, at construction, from identifiers that
 // passed a strict guard (^[a-z_][a-z0-9_]{0,62}$) and are quoted anyway;
@@ -38,10 +39,6 @@ import (
 
 // Defaults and limits of the pgvector store.
 const (
-	// DefaultVectorMaxConns is a pool's size when neither the constructor
-	// nor the DSN's pool_max_conns names one. Against PGlite, which has a
-	// single backend, use 1.
-	DefaultVectorMaxConns = 4
 	// DefaultVectorMaxK is ARROWHEAD_PGVECTOR_MAX_K's default.
 	DefaultVectorMaxK = 50
 	// MaxVectorK is the largest configurable k.
@@ -76,14 +73,11 @@ const (
 	upsertBatch = 256
 	// maxEFSearch is pgvector's ceiling for hnsw.ef_search.
 	maxEFSearch = 1000
-	// vectorHealthTimeout bounds one readiness check.
-	vectorHealthTimeout = 2 * time.Second
-	// vectorRollbackTimeout bounds the ROLLBACK after a failure, which runs
-	// even when the call's context is done.
-	vectorRollbackTimeout = 2 * time.Second
 
-	readerHealthName = "pgvector"
-	writerHealthName = "pgvector_write"
+	// VectorReaderName and VectorWriterName are the health reporter names
+	// of the store on the read DSN and of the one on the write DSN.
+	VectorReaderName = "pgvector"
+	VectorWriterName = "pgvector_write"
 )
 
 // Errors of the pgvector store, found under the *ports.VectorError its
@@ -109,8 +103,11 @@ type VectorColumns = migrations.Columns
 // DefaultVectorColumns returns the seed's default column names.
 func DefaultVectorColumns() VectorColumns { return migrations.DefaultColumns() }
 
-// VectorConfig configures a VectorReader or VectorWriter.
+// VectorConfig configures a VectorStore.
 type VectorConfig struct {
+	// Name is the store's health reporter name; empty means
+	// VectorReaderName.
+	Name string
 	// Collections is the allow-list (ARROWHEAD_PGVECTOR_COLLECTIONS).
 	Collections []string
 	// Columns are the chunk tables' column names.
@@ -135,140 +132,6 @@ func VectorConfigFromSettings(s settings.Settings) VectorConfig {
 		MaxK:             s.PgvectorMaxK,
 		StatementTimeout: time.Duration(s.SQLTimeoutSeconds * float64(time.Second)),
 	}
-}
-
-// ---- pool ----
-
-// VectorPool is a bounded pool of connections to one database, shared by
-// the vector stores built on it. Production opens two: one on the
-// read-only DSN for the VectorReader and one on the write DSN for the
-// VectorWriter. A PGlite test server has a single backend: give it one pool
-// of one connection and build both stores on it.
-//
-// It connects lazily and is safe for concurrent use. Close it when the
-// stores built on it are done.
-type VectorPool struct {
-	pool *connPool
-}
-
-// NewVectorPool returns a pool over dsn (any form NormalizeDSN accepts)
-// holding at most maxConns connections; maxConns <= 0 means the DSN's
-// pool_max_conns, else DefaultVectorMaxConns. Errors never quote the DSN.
-func NewVectorPool(dsn string, maxConns int32) (*VectorPool, error) {
-	norm, err := NormalizeDSN(dsn)
-	if err != nil {
-		return nil, err
-	}
-	cc, err := pgx.ParseConfig(norm)
-	if err != nil {
-		return nil, ErrInvalidDSN // pgx's message quotes the DSN
-	}
-	// pool_* settings are pgxpool's, not the server's: pgx would send them
-	// in the startup packet and the server would refuse the connection.
-	for k, v := range cc.RuntimeParams {
-		if !strings.HasPrefix(k, "pool_") {
-			continue
-		}
-		delete(cc.RuntimeParams, k)
-		if k == "pool_max_conns" && maxConns <= 0 {
-			n, err := strconv.ParseInt(v, 10, 32)
-			if err != nil || n < 1 {
-				return nil, ErrInvalidDSN
-			}
-			maxConns = int32(n)
-		}
-	}
-	if maxConns <= 0 {
-		maxConns = DefaultVectorMaxConns
-	}
-	cc.ConnectTimeout = DefaultConnectTimeout
-	// The statements are fixed and few: their descriptions are cached per
-	// connection and each runs as the unnamed statement (one round trip,
-	// always the extended protocol). Named prepared statements would
-	// outlive a connection on a server whose backend is shared (PGlite) or
-	// pooled (PgBouncer) and collide on the next one. Set explicitly so a
-	// default_query_exec_mode in the DSN cannot move the statements to the
-	// simple protocol.
-	cc.DefaultQueryExecMode = pgx.QueryExecModeCacheDescribe
-	if cc.RuntimeParams == nil {
-		cc.RuntimeParams = map[string]string{}
-	}
-	cc.RuntimeParams["application_name"] = ApplicationName
-	return &VectorPool{pool: newConnPool(cc, int(maxConns))}, nil
-}
-
-// Close closes the idle connections, and the others as their calls end.
-func (p *VectorPool) Close() { p.pool.close() }
-
-// inTx runs fn in a transaction on one connection: read-only or not, under
-// SET LOCAL statement_timeout plus the settings in extra (name, value
-// pairs for set_config). It commits when fn succeeds and rolls back
-// otherwise.
-func (p *VectorPool) inTx(ctx context.Context, readOnly bool, timeout time.Duration, extra func(context.Context, pgx.Tx) ([]string, error), fn func(pgx.Tx) error) error {
-	if err := ctx.Err(); err != nil {
-		return err // a call that is already over costs the database nothing
-	}
-	c, err := p.pool.acquire(ctx)
-	if err != nil {
-		return err
-	}
-	defer p.pool.release(c)
-	mode := pgx.ReadWrite
-	if readOnly {
-		mode = pgx.ReadOnly
-	}
-	tx, err := c.conn.BeginTx(ctx, pgx.TxOptions{AccessMode: mode})
-	if err != nil {
-		return err
-	}
-	run := func() error {
-		kv := []string{"statement_timeout", strconv.FormatInt(max(timeout.Milliseconds(), 1), 10)}
-		if extra != nil {
-			more, err := extra(ctx, tx)
-			if err != nil {
-				return err
-			}
-			kv = append(kv, more...)
-		}
-		var sql strings.Builder
-		args := make([]any, 0, len(kv))
-		sql.WriteString("SELECT ")
-		for i := 0; i+1 < len(kv); i += 2 {
-			if i > 0 {
-				sql.WriteString(", ")
-			}
-			fmt.Fprintf(&sql, "set_config($%d, $%d, true)", i+1, i+2)
-			args = append(args, kv[i], kv[i+1])
-		}
-		if _, err := tx.Exec(ctx, sql.String(), args...); err != nil {
-			return err
-		}
-		return fn(tx)
-	}
-	if err := run(); err != nil {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), vectorRollbackTimeout)
-		defer cancel()
-		_ = tx.Rollback(rctx) // on failure the pool closes the connection
-		return err
-	}
-	return tx.Commit(ctx)
-}
-
-func (p *VectorPool) health(ctx context.Context, check func(*pgx.Conn) error) ports.HealthState {
-	ctx, cancel := context.WithTimeout(ctx, vectorHealthTimeout)
-	defer cancel()
-	c, err := p.pool.acquire(ctx)
-	if err != nil {
-		return ports.HealthDown
-	}
-	defer p.pool.release(c)
-	if err := c.conn.Ping(ctx); err != nil {
-		return ports.HealthDown
-	}
-	if check != nil && check(c.conn) != nil {
-		return ports.HealthDegraded
-	}
-	return ports.HealthOK
 }
 
 // ---- statements ----
@@ -360,17 +223,37 @@ func likePrefix(prefix string) string {
 	return b.String()
 }
 
-// vectorStore is what the reader and the writer share.
-type vectorStore struct {
-	pool    *VectorPool
+// ---- store ----
+
+// VectorStore is a ports.VectorReader and ports.VectorWriter over pgvector,
+// and a ports.HealthReporter (VectorConfig.Name). Each call is one
+// transaction (read-only unless it writes) under a server-side statement
+// timeout. It is safe for concurrent use.
+type VectorStore struct {
+	pool    *Pool
+	name    string
 	tables  map[string]vectorTable
 	names   []string
 	dim     int
 	maxK    int
 	timeout time.Duration
+	// hnsw records which HNSW settings the server's pgvector knows, probed
+	// on first use: 0 unknown, 1 none, 2 ef_search, 3 ef_search and
+	// iterative_scan (pgvector 0.8+).
+	hnsw atomic.Int32
 }
 
-func newVectorStore(cfg VectorConfig, pool *VectorPool) (*vectorStore, error) {
+var (
+	_ ports.VectorReader   = (*VectorStore)(nil)
+	_ ports.VectorWriter   = (*VectorStore)(nil)
+	_ ports.HealthReporter = (*VectorStore)(nil)
+)
+
+// NewVectorStore returns a store on pool for the allow-listed collections
+// of cfg, with every statement built here. The pool should be on the
+// read-only ARROWHEAD_SQL_DSN for the read tools and on
+// ARROWHEAD_VECTOR_WRITE_DSN for ingestion.
+func NewVectorStore(cfg VectorConfig, pool *Pool) (*VectorStore, error) {
 	if pool == nil {
 		return nil, fmt.Errorf("%w: no connection pool", ErrVectorConfig)
 	}
@@ -406,7 +289,11 @@ func newVectorStore(cfg VectorConfig, pool *VectorPool) (*vectorStore, error) {
 		}
 		seen[n.name] = true
 	}
-	s := &vectorStore{pool: pool, tables: map[string]vectorTable{}, dim: cfg.Dimensions, maxK: maxK, timeout: timeout}
+	name := cfg.Name
+	if name == "" {
+		name = VectorReaderName
+	}
+	s := &VectorStore{pool: pool, name: name, tables: map[string]vectorTable{}, dim: cfg.Dimensions, maxK: maxK, timeout: timeout}
 	for i, name := range cfg.Collections {
 		if !vectorIdentifier.MatchString(name) {
 			return nil, fmt.Errorf("%w: collection %d is not a lowercase identifier", ErrVectorConfig, i+1)
@@ -422,7 +309,7 @@ func newVectorStore(cfg VectorConfig, pool *VectorPool) (*vectorStore, error) {
 
 // table returns the statements of an allow-listed collection. The core
 // checked the allow-list already; this is the second lock on the door.
-func (s *vectorStore) table(collection string) (vectorTable, error) {
+func (s *VectorStore) table(collection string) (vectorTable, error) {
 	t, ok := s.tables[collection]
 	if !ok {
 		return t, vectorErr(ports.VectorFailed, ErrVectorCollection)
@@ -430,10 +317,17 @@ func (s *vectorStore) table(collection string) (vectorTable, error) {
 	return t, nil
 }
 
+// Name implements ports.HealthReporter.
+func (s *VectorStore) Name() string { return s.name }
+
+// Health is ok when the database answers and every allow-listed table
+// exists, degraded when a table is missing, down otherwise.
+func (s *VectorStore) Health(ctx context.Context) ports.HealthState {
+	return s.pool.health(ctx, s.tablesPresent)
+}
+
 // tablesPresent is the health check: every allow-listed table exists.
-func (s *vectorStore) tablesPresent(conn *pgx.Conn) error {
-	ctx, cancel := context.WithTimeout(context.Background(), vectorHealthTimeout)
-	defer cancel()
+func (s *VectorStore) tablesPresent(ctx context.Context, conn *pgx.Conn) error {
 	var missing int
 	err := conn.QueryRow(ctx, `SELECT count(*) FROM unnest($1::text[]) AS n WHERE to_regclass(quote_ident(n)) IS NULL`, s.names).Scan(&missing)
 	if err != nil {
@@ -445,51 +339,49 @@ func (s *vectorStore) tablesPresent(conn *pgx.Conn) error {
 	return nil
 }
 
-// ---- reader ----
-
-// VectorReader is a ports.VectorReader over pgvector, and a
-// ports.HealthReporter named "pgvector". Every search runs in a read-only
-// transaction under a server-side statement timeout. It is safe for
-// concurrent use.
-type VectorReader struct {
-	store *vectorStore
-	// hnsw records which HNSW settings the server's pgvector knows, probed
-	// on first use: 0 unknown, 1 none, 2 ef_search, 3 ef_search and
-	// iterative_scan (pgvector 0.8+).
-	hnsw atomic.Int32
-}
-
-var (
-	_ ports.VectorReader   = (*VectorReader)(nil)
-	_ ports.HealthReporter = (*VectorReader)(nil)
-)
-
-// NewVectorReader returns a reader on pool, which should be on the
-// read-only ARROWHEAD_SQL_DSN.
-func NewVectorReader(cfg VectorConfig, pool *VectorPool) (*VectorReader, error) {
-	s, err := newVectorStore(cfg, pool)
-	if err != nil {
-		return nil, err
+// inTx runs fn in one transaction, read-only or not, under SET LOCAL
+// statement_timeout plus the settings extra returns (name, value pairs for
+// set_config), and commits when fn succeeds.
+func (s *VectorStore) inTx(ctx context.Context, readOnly bool, extra func(context.Context, pgx.Tx) ([]string, error), fn func(pgx.Tx) error) error {
+	mode := pgx.ReadWrite
+	if readOnly {
+		mode = pgx.ReadOnly
 	}
-	return &VectorReader{store: s}, nil
+	return s.pool.inTx(ctx, mode, true, func(tx pgx.Tx) error {
+		kv := []string{"statement_timeout", strconv.FormatInt(max(s.timeout.Milliseconds(), 1), 10)}
+		if extra != nil {
+			more, err := extra(ctx, tx)
+			if err != nil {
+				return err
+			}
+			kv = append(kv, more...)
+		}
+		var sql strings.Builder
+		args := make([]any, 0, len(kv))
+		sql.WriteString("SELECT ")
+		for i := 0; i+1 < len(kv); i += 2 {
+			if i > 0 {
+				sql.WriteString(", ")
+			}
+			fmt.Fprintf(&sql, "set_config($%d, $%d, true)", i+1, i+2)
+			args = append(args, kv[i], kv[i+1])
+		}
+		if _, err := tx.Exec(ctx, sql.String(), args...); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
 }
 
-// Name implements ports.HealthReporter.
-func (r *VectorReader) Name() string { return readerHealthName }
-
-// Health is ok when the database answers and every allow-listed table
-// exists, degraded when a table is missing, down otherwise.
-func (r *VectorReader) Health(ctx context.Context) ports.HealthState {
-	return r.store.pool.health(ctx, r.store.tablesPresent)
-}
+// ---- reads ----
 
 // hnswSettings returns the set_config pairs that make an HNSW scan return
 // the pool it is asked for: ef_search at least the pool, and (pgvector
 // 0.8+) an iterative scan in strict order, so a tenant filter cannot
 // starve the result below k.
-func (r *VectorReader) hnswSettings(pool int) func(context.Context, pgx.Tx) ([]string, error) {
+func (s *VectorStore) hnswSettings(pool int) func(context.Context, pgx.Tx) ([]string, error) {
 	return func(ctx context.Context, tx pgx.Tx) ([]string, error) {
-		level := r.hnsw.Load()
+		level := s.hnsw.Load()
 		if level == 0 {
 			var version string
 			err := tx.QueryRow(ctx, `SELECT COALESCE((SELECT extversion FROM pg_extension WHERE extname = 'vector'), '')`).Scan(&version)
@@ -497,7 +389,7 @@ func (r *VectorReader) hnswSettings(pool int) func(context.Context, pgx.Tx) ([]s
 				return nil, err
 			}
 			level = hnswLevel(version)
-			r.hnsw.Store(level)
+			s.hnsw.Store(level)
 		}
 		ef := strconv.Itoa(min(max(pool, 40), maxEFSearch))
 		switch level {
@@ -532,8 +424,7 @@ func hnswLevel(version string) int32 {
 
 // Search returns tenant's k chunks nearest to embedding by cosine
 // distance, best first, scored 1 - distance (cosine similarity).
-func (r *VectorReader) Search(ctx context.Context, collection, tenant string, embedding []float32, k int) ([]ports.VectorHit, error) {
-	s := r.store
+func (s *VectorStore) Search(ctx context.Context, collection, tenant string, embedding []float32, k int) ([]ports.VectorHit, error) {
 	t, err := s.table(collection)
 	if err != nil {
 		return nil, err
@@ -542,7 +433,7 @@ func (r *VectorReader) Search(ctx context.Context, collection, tenant string, em
 		return nil, err
 	}
 	var hits []ports.VectorHit
-	err = s.pool.inTx(ctx, true, s.timeout, r.hnswSettings(k), func(tx pgx.Tx) error {
+	err = s.inTx(ctx, true, s.hnswSettings(k), func(tx pgx.Tx) error {
 		var err error
 		hits, err = collectHits(tx.Query(ctx, t.search, tenant, pgvector.NewVector(embedding), k))
 		return err
@@ -559,8 +450,7 @@ func (r *VectorReader) Search(ctx context.Context, collection, tenant string, em
 // contributes its top k*CandidateMultiplier, a chunk scores the sum of
 // 1/(RRFK + rank) over the branches that ranked it, and the best k are
 // returned (ties by id).
-func (r *VectorReader) Hybrid(ctx context.Context, collection, tenant, query string, embedding []float32, k int, opt ports.HybridOptions) ([]ports.VectorHit, error) {
-	s := r.store
+func (s *VectorStore) Hybrid(ctx context.Context, collection, tenant, query string, embedding []float32, k int, opt ports.HybridOptions) ([]ports.VectorHit, error) {
 	t, err := s.table(collection)
 	if err != nil {
 		return nil, err
@@ -574,7 +464,7 @@ func (r *VectorReader) Hybrid(ctx context.Context, collection, tenant, query str
 	}
 	pool := k * opt.CandidateMultiplier
 	var hits []ports.VectorHit
-	err = s.pool.inTx(ctx, true, s.timeout, r.hnswSettings(pool), func(tx pgx.Tx) error {
+	err = s.inTx(ctx, true, s.hnswSettings(pool), func(tx pgx.Tx) error {
 		var err error
 		hits, err = collectHits(tx.Query(ctx, t.hybrid, tenant, pgvector.NewVector(embedding), query, pool, lang, opt.RRFK, k))
 		return err
@@ -601,43 +491,10 @@ func collectHits(rows pgx.Rows, err error) ([]ports.VectorHit, error) {
 	return hits, rows.Err()
 }
 
-// ---- writer ----
-
-// VectorWriter is a ports.VectorWriter over pgvector, and a
-// ports.HealthReporter named "pgvector_write". Each call is one
-// transaction under a server-side statement timeout. It is safe for
-// concurrent use.
-type VectorWriter struct {
-	store *vectorStore
-}
-
-var (
-	_ ports.VectorWriter   = (*VectorWriter)(nil)
-	_ ports.HealthReporter = (*VectorWriter)(nil)
-)
-
-// NewVectorWriter returns a writer on pool, which should be on the
-// write-capable ARROWHEAD_VECTOR_WRITE_DSN.
-func NewVectorWriter(cfg VectorConfig, pool *VectorPool) (*VectorWriter, error) {
-	s, err := newVectorStore(cfg, pool)
-	if err != nil {
-		return nil, err
-	}
-	return &VectorWriter{store: s}, nil
-}
-
-// Name implements ports.HealthReporter.
-func (w *VectorWriter) Name() string { return writerHealthName }
-
-// Health is ok when the database answers and every allow-listed table
-// exists, degraded when a table is missing, down otherwise.
-func (w *VectorWriter) Health(ctx context.Context) ports.HealthState {
-	return w.store.pool.health(ctx, w.store.tablesPresent)
-}
+// ---- ingestion ----
 
 // Hashes returns the stored content hash of each chunk of source, by index.
-func (w *VectorWriter) Hashes(ctx context.Context, collection, tenant, source string) (map[int]string, error) {
-	s := w.store
+func (s *VectorStore) Hashes(ctx context.Context, collection, tenant, source string) (map[int]string, error) {
 	t, err := s.table(collection)
 	if err != nil {
 		return nil, err
@@ -649,7 +506,7 @@ func (w *VectorWriter) Hashes(ctx context.Context, collection, tenant, source st
 		return nil, err
 	}
 	out := map[int]string{}
-	err = s.pool.inTx(ctx, true, s.timeout, nil, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, true, nil, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, t.hashes, tenant, source)
 		if err != nil {
 			return err
@@ -679,8 +536,7 @@ func (w *VectorWriter) Hashes(ctx context.Context, collection, tenant, source st
 // all or nothing. A chunk whose id belongs to another tenant refuses the
 // call, and so does one whose position (tenant, source, index) another id
 // holds (the position index of the migrated schema).
-func (w *VectorWriter) Upsert(ctx context.Context, collection string, chunks []ports.Chunk) error {
-	s := w.store
+func (s *VectorStore) Upsert(ctx context.Context, collection string, chunks []ports.Chunk) error {
 	t, err := s.table(collection)
 	if err != nil {
 		return err
@@ -693,7 +549,7 @@ func (w *VectorWriter) Upsert(ctx context.Context, collection string, chunks []p
 			return err
 		}
 	}
-	err = s.pool.inTx(ctx, false, s.timeout, nil, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, false, nil, func(tx pgx.Tx) error {
 		for start := 0; start < len(chunks); start += upsertBatch {
 			part := chunks[start:min(start+upsertBatch, len(chunks))]
 			b := &pgx.Batch{}
@@ -725,8 +581,7 @@ func (w *VectorWriter) Upsert(ctx context.Context, collection string, chunks []p
 }
 
 // Truncate removes source's chunks with index >= keep.
-func (w *VectorWriter) Truncate(ctx context.Context, collection, tenant, source string, keep int) error {
-	s := w.store
+func (s *VectorStore) Truncate(ctx context.Context, collection, tenant, source string, keep int) error {
 	t, err := s.table(collection)
 	if err != nil {
 		return err
@@ -741,7 +596,7 @@ func (w *VectorWriter) Truncate(ctx context.Context, collection, tenant, source 
 		return vectorErr(ports.VectorFailed, ErrVectorArgument)
 	}
 	keep = min(keep, math.MaxInt32)
-	err = s.pool.inTx(ctx, false, s.timeout, nil, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, false, nil, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, t.truncate, tenant, source, keep)
 		return err
 	})
@@ -753,8 +608,7 @@ func (w *VectorWriter) Truncate(ctx context.Context, collection, tenant, source 
 
 // Sources lists tenant's sources that start with prefix, taken literally
 // (LIKE's %, _ and \ are escaped), in byte order.
-func (w *VectorWriter) Sources(ctx context.Context, collection, tenant, prefix string) ([]string, error) {
-	s := w.store
+func (s *VectorStore) Sources(ctx context.Context, collection, tenant, prefix string) ([]string, error) {
 	t, err := s.table(collection)
 	if err != nil {
 		return nil, err
@@ -766,7 +620,7 @@ func (w *VectorWriter) Sources(ctx context.Context, collection, tenant, prefix s
 		return nil, vectorErr(ports.VectorFailed, ErrVectorArgument)
 	}
 	out := []string{}
-	err = s.pool.inTx(ctx, true, s.timeout, nil, func(tx pgx.Tx) error {
+	err = s.inTx(ctx, true, nil, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, t.sources, tenant, likePrefix(prefix), MaxVectorSources+1)
 		if err != nil {
 			return err
@@ -792,7 +646,7 @@ func (w *VectorWriter) Sources(ctx context.Context, collection, tenant, prefix s
 
 // ---- validation ----
 
-func (s *vectorStore) checkQuery(tenant string, embedding []float32, k int) error {
+func (s *VectorStore) checkQuery(tenant string, embedding []float32, k int) error {
 	if err := checkKey(tenant, MaxVectorTenantBytes); err != nil {
 		return err
 	}
@@ -805,7 +659,7 @@ func (s *vectorStore) checkQuery(tenant string, embedding []float32, k int) erro
 // checkEmbedding refuses a wrong width, a non-finite value (pgvector
 // refuses them too, less clearly) and the zero vector, whose cosine
 // distance is undefined.
-func (s *vectorStore) checkEmbedding(v []float32) error {
+func (s *VectorStore) checkEmbedding(v []float32) error {
 	if len(v) != s.dim {
 		return vectorErr(ports.VectorDimension, errors.New("embedding width does not match the collection"))
 	}
@@ -824,7 +678,7 @@ func (s *vectorStore) checkEmbedding(v []float32) error {
 	return nil
 }
 
-func (s *vectorStore) checkChunk(ch ports.Chunk) error {
+func (s *VectorStore) checkChunk(ch ports.Chunk) error {
 	if err := checkKey(ch.Tenant, MaxVectorTenantBytes); err != nil {
 		return err
 	}

@@ -132,11 +132,11 @@ FROM generate_series(%d, %d) AS i`,
 	})
 }
 
-func benchReader(b *testing.B) *postgres.VectorReader {
+func benchReader(b *testing.B) *postgres.VectorStore {
 	b.Helper()
 	loadBenchTable(b)
 	cfg := postgres.VectorConfig{Collections: []string{benchTable}, Columns: postgres.DefaultVectorColumns(), Dimensions: benchDims, MaxK: 50, StatementTimeout: time.Minute}
-	r, err := postgres.NewVectorReader(cfg, testPool(b))
+	r, err := postgres.NewVectorStore(cfg, testPool(b))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,7 +20,6 @@ import (
 	"errors"
 	"fmt"
 	mathrand "math/rand/v2"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -30,17 +29,12 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/vectortest"
+	"github.com/arrowhead-go/arrowhead/internal/pgtest"
 	"github.com/arrowhead-go/arrowhead/migrations"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
 const (
-	// pgvectorDSNEnv names a database with the vector extension available.
-	pgvectorDSNEnv = "ARROWHEAD_TEST_PGVECTOR_DSN"
-	// requireIntegrationEnv turns a missing database into a failure.
-	requireIntegrationEnv = "ARROWHEAD_REQUIRE_INTEGRATION"
-	// pgliteSlotWait bounds the wait for PGlite's single connection slot.
-	pgliteSlotWait = 3 * time.Minute
 	// pgvectorFixtureTimeout bounds one fixture statement.
 	pgvectorFixtureTimeout = 2 * time.Minute
 
@@ -48,25 +42,9 @@ const (
 	contractMaxK = 20
 )
 
-// pgvectorDSN returns the test database, or skips loudly (fails under
-// ARROWHEAD_REQUIRE_INTEGRATION=1) when none is configured.
-func pgvectorDSN(t testing.TB) string {
-	t.Helper()
-	dsn := os.Getenv(pgvectorDSNEnv)
-	if dsn == "" {
-		msg := pgvectorDSNEnv + " is not set"
-		if os.Getenv(requireIntegrationEnv) == "1" {
-			t.Fatalf("INTEGRATION REQUIRED (%s=1) but unavailable: %s", requireIntegrationEnv, msg)
-		}
-		t.Skipf("\n*** SKIPPING PGVECTOR INTEGRATION TEST %s: %s\n*** Start PGlite with pgvector (it exports %s): eval \"$(.ci/pglite.sh start /tmp/ahpglite 54329)\"\n*** Set %s=1 to make this a failure.",
-			t.Name(), msg, pgvectorDSNEnv, requireIntegrationEnv)
-	}
-	return dsn
-}
-
 var (
 	sharedPoolOnce sync.Once
-	sharedPool     *postgres.VectorPool
+	sharedPool     *postgres.Pool
 	sharedPoolErr  error
 )
 
@@ -77,28 +55,24 @@ var (
 // refused, pgx then sends a cancel request on a new connection, and PGlite
 // (which cannot parse it) holds that connection, and the slot, for pgx's
 // 15-second cancel timeout. So the tests never hand the slot over.
-func testPool(t testing.TB) *postgres.VectorPool {
+func testPool(t testing.TB) *postgres.Pool {
 	t.Helper()
-	dsn := pgvectorDSN(t)
+	dsn := pgtest.PgvectorDSN(t)
 	sharedPoolOnce.Do(func() {
-		sharedPool, sharedPoolErr = postgres.NewVectorPool(dsn, 1)
+		sharedPool, sharedPoolErr = postgres.NewPool(context.Background(), dsn, postgres.WithMaxConns(1))
 		if sharedPoolErr != nil {
 			return
 		}
-		// Another test process may hold the slot: wait for it, slowly.
-		deadline := time.Now().Add(pgliteSlotWait)
-		for {
+		// Another test process may hold the slot: wait for it.
+		pgtest.Retry(pgtest.SlotWait, func() bool {
 			sharedPoolErr = sharedPool.WithConnForTest(context.Background(), func(c *pgx.Conn) error {
 				return c.Ping(context.Background())
 			})
-			if sharedPoolErr == nil || time.Now().After(deadline) {
-				return
-			}
-			time.Sleep(time.Second)
-		}
+			return sharedPoolErr == nil
+		})
 	})
 	if sharedPoolErr != nil {
-		t.Fatalf("connecting to %s: %v", pgvectorDSNEnv, sharedPoolErr)
+		t.Fatalf("connecting to %s: %v", pgtest.PgvectorDSNEnv, sharedPoolErr)
 	}
 	return sharedPool
 }
@@ -171,19 +145,15 @@ func toVectorColumns(c migrations.Columns) postgres.VectorColumns {
 	}
 }
 
-// pgvectorStores returns a reader and a writer on the shared pool.
-func pgvectorStores(t testing.TB, cfg postgres.VectorConfig) (*postgres.VectorReader, *postgres.VectorWriter) {
+// pgvectorStores returns a store on the shared pool, as the reader and the
+// writer.
+func pgvectorStores(t testing.TB, cfg postgres.VectorConfig) (r, w *postgres.VectorStore) {
 	t.Helper()
-	pool := testPool(t)
-	r, err := postgres.NewVectorReader(cfg, pool)
+	s, err := postgres.NewVectorStore(cfg, testPool(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := postgres.NewVectorWriter(cfg, pool)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return r, w
+	return s, s
 }
 
 func runPgvectorContract(t *testing.T, cols migrations.Columns, settings ...string) {

@@ -30,18 +30,29 @@ func deadDSN(t *testing.T) string {
 	return "postgres://reader:hunter2@127.0.0.1:" + strconv.Itoa(port) + "/db?sslmode=disable&connect_timeout=2"
 }
 
-func deadVectorStores(t *testing.T, cfg postgres.VectorConfig) (*postgres.VectorReader, *postgres.VectorWriter) {
+// deadPool is a pool of one connection on deadDSN, closed when the test
+// ends.
+func deadPool(t *testing.T) *postgres.Pool {
 	t.Helper()
-	pool, err := postgres.NewVectorPool(deadDSN(t), 1)
+	pool, err := postgres.NewPool(context.Background(), deadDSN(t), postgres.WithMaxConns(1))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(pool.Close)
-	r, err := postgres.NewVectorReader(cfg, pool)
+	return pool
+}
+
+// deadVectorStores returns a store for the read side and one for the
+// write side, both on deadPool.
+func deadVectorStores(t *testing.T, cfg postgres.VectorConfig) (r, w *postgres.VectorStore) {
+	t.Helper()
+	pool := deadPool(t)
+	r, err := postgres.NewVectorStore(cfg, pool)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := postgres.NewVectorWriter(cfg, pool)
+	cfg.Name = postgres.VectorWriterName
+	w, err = postgres.NewVectorStore(cfg, pool)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,11 +64,7 @@ func vecCfg() postgres.VectorConfig {
 }
 
 func TestVectorConfigRefusesBadIdentifiers(t *testing.T) {
-	pool, err := postgres.NewVectorPool(deadDSN(t), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool := deadPool(t)
 	mutate := func(f func(*postgres.VectorConfig)) postgres.VectorConfig {
 		c := vecCfg()
 		f(&c)
@@ -79,14 +86,11 @@ func TestVectorConfigRefusesBadIdentifiers(t *testing.T) {
 		"huge max k":            mutate(func(c *postgres.VectorConfig) { c.MaxK = postgres.MaxVectorK + 1 }),
 		"negative timeout":      mutate(func(c *postgres.VectorConfig) { c.StatementTimeout = -time.Second }),
 	} {
-		if _, err := postgres.NewVectorReader(cfg, pool); !errors.Is(err, postgres.ErrVectorConfig) {
-			t.Errorf("reader, %s: got %v, want ErrVectorConfig", name, err)
-		}
-		if _, err := postgres.NewVectorWriter(cfg, pool); !errors.Is(err, postgres.ErrVectorConfig) {
-			t.Errorf("writer, %s: got %v, want ErrVectorConfig", name, err)
+		if _, err := postgres.NewVectorStore(cfg, pool); !errors.Is(err, postgres.ErrVectorConfig) {
+			t.Errorf("%s: got %v, want ErrVectorConfig", name, err)
 		}
 	}
-	if _, err := postgres.NewVectorReader(vecCfg(), nil); !errors.Is(err, postgres.ErrVectorConfig) {
+	if _, err := postgres.NewVectorStore(vecCfg(), nil); !errors.Is(err, postgres.ErrVectorConfig) {
 		t.Errorf("nil pool: %v", err)
 	}
 }
@@ -103,25 +107,6 @@ func TestVectorConfigFromSettings(t *testing.T) {
 	if got.Columns != want || got.Dimensions != 384 || got.MaxK != 25 || got.StatementTimeout != 2500*time.Millisecond ||
 		len(got.Collections) != 1 || got.Collections[0] != "doc_chunks" {
 		t.Errorf("got %+v", got)
-	}
-}
-
-func TestVectorPoolRefusesWithoutQuotingTheDSN(t *testing.T) {
-	for _, dsn := range []string{
-		"", "mysql://u:hunter2@h/db", "postgres://u:hunter2@h:notaport/db",
-		"postgres://u:hunter2@h/db?pool_max_conns=zero", "postgres://u:hunter2@h/db?sslmode=sometimes",
-	} {
-		_, err := postgres.NewVectorPool(dsn, 0)
-		if err == nil {
-			t.Errorf("accepted %q", dsn)
-			continue
-		}
-		if strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "u:") {
-			t.Errorf("error quotes the DSN: %v", err)
-		}
-	}
-	if _, err := postgres.NewVectorPool("postgresql+asyncpg://u:p@h/db?pool_max_conns=3", 0); err != nil {
-		t.Errorf("SQLAlchemy form with pool_max_conns: %v", err)
 	}
 }
 
@@ -202,11 +187,8 @@ func TestVectorDatabaseDownIsUnavailable(t *testing.T) {
 }
 
 func TestVectorClosedPoolIsUnavailable(t *testing.T) {
-	pool, err := postgres.NewVectorPool(deadDSN(t), 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	w, err := postgres.NewVectorWriter(vecCfg(), pool)
+	pool := deadPool(t)
+	w, err := postgres.NewVectorStore(vecCfg(), pool)
 	if err != nil {
 		t.Fatal(err)
 	}

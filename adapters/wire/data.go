@@ -13,9 +13,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// pgvectorPoolConns is the connection count of each pgvector pool.
-const pgvectorPoolConns = 4
-
 // connectors are the data family's adapters; a connector the settings do
 // not configure stays nil, which the data family serves as not configured.
 type connectors struct {
@@ -28,19 +25,24 @@ type connectors struct {
 // openData opens the data connectors the settings configure: the SQL runner
 // (ARROWHEAD_SQL_DSN), the vector reader and writer (pgvector over the SQL
 // and write DSNs, or the embedded index when no Postgres is configured),
-// and the embedder.
+// and the embedder. Each DSN gets one connection pool, shared by the
+// adapters on it.
 func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress ports.Egress) (fd connectors, err error) {
 	fd.embedder, err = openEmbedder(s, egress)
 	if err != nil {
 		return fd, err
 	}
 
+	var readPool *postgres.Pool
 	if s.SQLDSN != "" {
-		runner, err := postgres.NewSQLRunner(ctx, s.SQLDSN)
+		readPool, err = rt.openPool(ctx, s.SQLDSN)
 		if err != nil {
 			return fd, fmt.Errorf("ARROWHEAD_SQL_DSN: %w", err)
 		}
-		rt.closers = append(rt.closers, func(context.Context) error { runner.Close(); return nil })
+		runner, err := postgres.NewSQLRunner(readPool)
+		if err != nil {
+			return fd, fmt.Errorf("ARROWHEAD_SQL_DSN: %w", err)
+		}
 		rt.Health = append(rt.Health, runner)
 		fd.sql = runner
 	}
@@ -60,13 +62,8 @@ func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress po
 		return fd, nil
 	}
 	cfg := postgres.VectorConfigFromSettings(*s)
-	if s.SQLDSN != "" && len(s.PgvectorCollections) > 0 {
-		pool, err := postgres.NewVectorPool(s.SQLDSN, pgvectorPoolConns)
-		if err != nil {
-			return fd, fmt.Errorf("ARROWHEAD_SQL_DSN: %w", err)
-		}
-		rt.closers = append(rt.closers, func(context.Context) error { pool.Close(); return nil })
-		reader, err := postgres.NewVectorReader(cfg, pool)
+	if readPool != nil && len(s.PgvectorCollections) > 0 {
+		reader, err := postgres.NewVectorStore(cfg, readPool)
 		if err != nil {
 			return fd, fmt.Errorf("ARROWHEAD_PGVECTOR_COLLECTIONS: %w", err)
 		}
@@ -74,12 +71,12 @@ func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress po
 		fd.vectors = reader
 	}
 	if s.VectorWriteDSN != "" && len(s.PgvectorCollections) > 0 {
-		pool, err := postgres.NewVectorPool(s.VectorWriteDSN, pgvectorPoolConns)
+		pool, err := rt.openPool(ctx, s.VectorWriteDSN)
 		if err != nil {
 			return fd, fmt.Errorf("ARROWHEAD_VECTOR_WRITE_DSN: %w", err)
 		}
-		rt.closers = append(rt.closers, func(context.Context) error { pool.Close(); return nil })
-		writer, err := postgres.NewVectorWriter(cfg, pool)
+		cfg.Name = postgres.VectorWriterName
+		writer, err := postgres.NewVectorStore(cfg, pool)
 		if err != nil {
 			return fd, fmt.Errorf("ARROWHEAD_PGVECTOR_COLLECTIONS: %w", err)
 		}
@@ -87,6 +84,16 @@ func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress po
 		fd.writer = writer
 	}
 	return fd, nil
+}
+
+// openPool opens a PostgreSQL connection pool closed with the runtime.
+func (rt *Runtime) openPool(ctx context.Context, dsn string) (*postgres.Pool, error) {
+	pool, err := postgres.NewPool(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	rt.closers = append(rt.closers, func(context.Context) error { pool.Close(); return nil })
+	return pool, nil
 }
 
 // openEmbedder builds the configured embedder.

@@ -32,11 +32,15 @@ func sqlApp(t *testing.T) *core.App {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runner, err := postgres.NewSQLRunner(t.Context(), dsn)
+	pool, err := postgres.NewPool(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(runner.Close)
+	t.Cleanup(pool.Close)
+	runner, err := postgres.NewSQLRunner(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
 	corpus, err := fs.OpenDocuments(fs.DocumentsConfig{Root: t.TempDir(), Extensions: s.DocAllowedExtensions})
 	if err != nil {
 		t.Fatal(err)

@@ -76,7 +76,7 @@ func BenchmarkDocIndex10MBPgvector(b *testing.B) {
 	if dsn == "" {
 		b.Skip("ARROWHEAD_TEST_PGVECTOR_DSN is not set; start PGlite with: eval \"$(.ci/pglite.sh start /tmp/ahpglite 54329)\"")
 	}
-	pool, err := postgres.NewVectorPool(dsn, 1)
+	pool, err := postgres.NewPool(context.Background(), dsn, postgres.WithMaxConns(1))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -98,15 +98,11 @@ func BenchmarkDocIndex10MBPgvector(b *testing.B) {
 			b.Fatal(err)
 		}
 		_ = conn.Close(context.Background())
-		r, err := postgres.NewVectorReader(cfg, pool)
+		store, err := postgres.NewVectorStore(cfg, pool)
 		if err != nil {
 			b.Fatal(err)
 		}
-		w, err := postgres.NewVectorWriter(cfg, pool)
-		if err != nil {
-			b.Fatal(err)
-		}
-		return r, w, func() {}
+		return store, store, func() {}
 	})
 }
 

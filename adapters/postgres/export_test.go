@@ -9,11 +9,11 @@ import (
 // WithConnForTest runs fn on one of the pool's connections. The pgvector
 // integration tests run their fixture SQL through it: PGlite admits one
 // connection at a time, so the tests keep one and share it.
-func (p *VectorPool) WithConnForTest(ctx context.Context, fn func(*pgx.Conn) error) error {
-	c, err := p.pool.acquire(ctx)
+func (p *Pool) WithConnForTest(ctx context.Context, fn func(*pgx.Conn) error) error {
+	c, err := p.acquire(ctx)
 	if err != nil {
 		return err
 	}
-	defer p.pool.release(c)
-	return fn(c.conn)
+	defer c.Release()
+	return fn(c.Conn())
 }
