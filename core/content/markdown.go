@@ -34,6 +34,21 @@ import "golang.org/x/text/unicode/norm"
 //     bad definition is removed, so references to it render as text). A
 //     "](" that is not a link this function understood is escaped as "]\(",
 //     so a renderer with different parsing rules cannot find a target there.
+//     A GFM footnote definition ("[^1]: ...") stays as text, since its
+//     references render as same-page links.
+//   - Text cannot be linkified into anything else: renderers that turn bare
+//     addresses into links (markdown-it's linkify, marked, remark-gfm) would
+//     make ftp://, scheme-relative //host, mailto: (from any e-mail
+//     address), xmpp: and user-information links out of it, including from
+//     the text left when a link or autolink is removed. Each "@" between
+//     non-blank characters and each "//" after another scheme or before a
+//     host at the start of a word is defanged to "\[@\]" or "\[//\]"
+//     (rendered "[@]", "[//]"), whether written literally, escaped or as a
+//     character reference; an "@" in the path of a bare http(s) URL stays
+//     unless a domain follows it. A bare http(s) URL otherwise stays, so
+//     the only links a renderer can make are absolute http(s) ones without
+//     user information (some linkifiers keep a defanged "[@]" inside a URL,
+//     whose host then starts with "]" and cannot be parsed: a dead link).
 //
 // The transform is conservative, not a renderer, and its residual risks are:
 // code spans and fenced or indented code blocks get no special treatment, so
@@ -42,11 +57,9 @@ import "golang.org/x/text/unicode/norm"
 // sanitizer that trusted its own idea of where code starts would be one
 // renderer disagreement away from passing live markup; a kept http(s) link
 // can still carry data to its host when a person clicks it (only zero-click
-// loads are prevented); bare URLs and e-mail addresses in text are left as
-// text that GitHub-flavoured renderers turn into http(s) or mailto links;
-// GFM footnote definitions whose text does not start with an http(s) URL
-// lose their definition syntax, because to a plain CommonMark renderer they
-// are link reference definitions; renderer extensions (wiki links, shortcodes,
+// loads are prevented); bare http(s) URLs in text become links under
+// linkifying renderers, and e-mail addresses read "user[@]host"; GFM
+// footnotes lose their definition syntax; renderer extensions (wiki links, shortcodes,
 // math, diagrams) are not interpreted. A client that renders the result
 // should still apply its own output controls (an image proxy, a content
 // security policy).
@@ -58,9 +71,10 @@ func SanitizeMarkdown(b []byte) (string, error) {
 	s = stripHTML(s)
 	s = rewriteLinks(s)
 	// Removing constructs can join text that was normalized in separate
-	// pieces; normalize the whole again before the final pass (which only
-	// inserts ASCII and so keeps NFC).
+	// pieces; normalize the whole again before the final passes (which
+	// only insert ASCII and so keep NFC).
 	s = norm.NFC.String(s)
+	s = defuseLinkify(s)
 	return escapeTagOpeners(s), nil
 }
 

@@ -273,7 +273,8 @@ func escapeTagOpeners(s string) string {
 }
 
 // canonicalAutolinkLen returns the length of the canonical http(s) autolink
-// that s starts with, or 0.
+// that s starts with (one whose URL canonicalHTTPURL leaves unchanged), or
+// 0.
 func canonicalAutolinkLen(s string) int {
 	var j int
 	switch {
@@ -286,6 +287,11 @@ func canonicalAutolinkLen(s string) int {
 	}
 	for ; j < len(s); j++ {
 		if s[j] == '>' {
+			// Removing a construct can assemble "<https://...>" from text
+			// that was never an autolink: only a canonical URL stays one.
+			if !isCanonicalHTTPURL(s[1:j]) {
+				return 0
+			}
 			return j + 1
 		}
 		if !urlSafe[s[j]] {

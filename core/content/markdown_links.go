@@ -322,7 +322,9 @@ func (r *linkRewriter) open(i int) int {
 			return i + 1
 		}
 		target, end, ok := r.parseDefinitionTail(m + 2)
-		if !ok || r.bracketInside(i, m) {
+		if !ok || r.bracketInside(i, m) || strings.HasPrefix(s[i+1:m], "^") {
+			// A "^" label is a GFM footnote definition, whose references
+			// render as same-page links: it stays as text.
 			// Not a definition to this parser (a label may not hold
 			// brackets); close() escapes the "]:".
 			r.pending = append(r.pending, pendingClose{close: m, mode: escapeTail})

@@ -47,9 +47,10 @@ func TestSanitizeMarkdownHTML(t *testing.T) {
 		{"http autolink uppercase scheme", "<HTTP://Example.com/>", "<http://Example.com/>"},
 		{"javascript autolink", "<javascript:alert(1)>", "javascript:alert(1)"},
 		{"data autolink", "<data:text/html;base64,PHNjcmlwdD4=>", "data:text/html;base64,PHNjcmlwdD4="},
-		{"mailto autolink", "<mailto:a@example.com>", "mailto:a@example.com"},
-		{"email autolink", "<a@example.com>", "a@example.com"},
-		{"autolink with user info", "<https://trusted.com@evil.com/>", "https://trusted.com@evil.com/"},
+		// The address stays as text, defanged so no linkifier relinks it.
+		{"mailto autolink", "<mailto:a@example.com>", `mailto:a\[@\]example.com`},
+		{"email autolink", "<a@example.com>", `a\[@\]example.com`},
+		{"autolink with user info", "<https://trusted.com@evil.com/>", `https://trusted.com\[@\]evil.com/`},
 		{"autolink percent-encoded", "<https://ex.com/a\"b>", "<https://ex.com/a%22b>"},
 		{"entity-escaped markup stays text", "&lt;img src=x&gt;", "&lt;img src=x&gt;"},
 	}
@@ -235,6 +236,9 @@ var (
 // and no link target that is not a canonical http(s) URL.
 func checkMarkdownInvariants(t *testing.T, in, out string) {
 	t.Helper()
+	if again := defuseLinkify(out); again != out {
+		t.Fatalf("output still holds something a linkifier would link: %q became %q (input %q)", out, again, in)
+	}
 	for i := 0; i < len(out); i++ {
 		switch out[i] {
 		case '<':
@@ -283,6 +287,8 @@ func FuzzSanitizeMarkdown(f *testing.F) {
 		"[a `]` b](javascript:x)",
 		"\\\\![x](y) \\[z](w)",
 		"0[](0000000\xce\xce000000 ",
+		"ftp://x a@b.co https://t@e/ //h xmpp:u@h &#64; \\@ [r]: https://x/?e=a@b.co",
+		"https://x/@u https://x/?e=a@b.co <https://x/?e=a@b.co> [a](https://x/?e=a@b.co) https&#58;//t&#64;e",
 	} {
 		f.Add(s)
 	}
@@ -375,6 +381,10 @@ func BenchmarkSanitizeMarkdownHostile1MB(b *testing.B) {
 		"brackets":    "[[[]",
 		"images":      "![a]",
 		"definitions": "[a]: <",
+		"at-signs":    "a@",
+		"slashes":     " //x",
+		"references":  "&#64;",
+		"kept-links":  "[a](https://x/",
 	} {
 		raw := []byte(strings.Repeat(unit, (1<<20)/len(unit)))
 		b.Run(name, func(b *testing.B) {

@@ -56,8 +56,28 @@ type Framed struct {
 
 // Frame wraps already-sanitized text in untrusted-data markers carrying a
 // fresh random token. The token is drawn after the content is known and
-// redrawn in the vanishingly unlikely case the content contains it, so the
-// content cannot forge a closing marker.
+// redrawn in the vanishingly unlikely case the content or the identifier
+// contains it, so neither can forge a closing marker.
+//
+// A client may render the frame as Markdown, so the frame is written to
+// survive that without weakening it:
+//
+//   - The marker lines are "<<< UNTRUSTED-DATA-BEGIN token >>>" and
+//     "<<< UNTRUSTED-DATA-END token >>>": a '<' followed by a space opens
+//     no tag in HTML or in any Markdown dialect, so a renderer that passes
+//     raw HTML through shows both lines as text instead of swallowing them
+//     as unknown elements.
+//   - The closing marker follows a blank line, so it cannot continue the
+//     content's last paragraph, list item, table or block quote. (Content
+//     that leaves a code fence open still shows the marker, as code.)
+//   - Every header value a caller can influence (the identifier: a path, a
+//     URL, a name) is a Go-quoted string inside a code span whose backtick
+//     fence is longer than any backtick run in it, so no renderer reads
+//     HTML, a link, an image or a bare URL in it; the other values are
+//     fixed words, numbers and hex, and any that is not a plain word is
+//     written the same way.
+//   - The header holds no brackets outside code spans, so no reference
+//     definition in the content can turn header text into a link.
 func Frame(sanitized string, src Source) Framed {
 	marker := newMarker()
 	for strings.Contains(sanitized, marker) || strings.Contains(src.Identifier, marker) {
@@ -65,20 +85,20 @@ func Frame(sanitized string, src Source) Framed {
 	}
 	var b strings.Builder
 	b.Grow(len(sanitized) + 512)
-	b.WriteString("<<<UNTRUSTED-DATA-BEGIN ")
+	b.WriteString(frameBeginPrefix)
 	b.WriteString(marker)
-	b.WriteString(">>>\n")
-	b.WriteString("source: kind=")
-	b.WriteString(src.Kind)
+	b.WriteString(frameMarkerSuffix)
+	b.WriteString("\nsource: kind=")
+	writeHeaderWord(&b, src.Kind)
 	b.WriteString(" identifier=")
-	b.WriteString(strconv.Quote(src.Identifier))
+	writeCodeSpan(&b, strconv.Quote(src.Identifier))
 	b.WriteString(" size=")
 	b.WriteString(strconv.Itoa(src.Size))
 	b.WriteString(" sha256=")
-	b.WriteString(src.SHA256)
+	writeHeaderWord(&b, src.SHA256)
 	if src.ContentType != "" {
 		b.WriteString(" content_type=")
-		b.WriteString(src.ContentType)
+		writeHeaderWord(&b, src.ContentType)
 	}
 	b.WriteString("\nnotice: ")
 	b.WriteString(UntrustedNotice)
@@ -87,10 +107,59 @@ func Frame(sanitized string, src Source) Framed {
 	if !strings.HasSuffix(sanitized, "\n") {
 		b.WriteByte('\n')
 	}
-	b.WriteString("<<<UNTRUSTED-DATA-END ")
+	b.WriteByte('\n')
+	b.WriteString(frameEndPrefix)
 	b.WriteString(marker)
-	b.WriteString(">>>")
+	b.WriteString(frameMarkerSuffix)
 	return Framed{Text: b.String(), Marker: marker, Content: sanitized, Source: src, Untrusted: true}
+}
+
+// The marker lines' fixed parts (see Frame for why they are spaced).
+const (
+	frameBeginPrefix  = "<<< UNTRUSTED-DATA-BEGIN "
+	frameEndPrefix    = "<<< UNTRUSTED-DATA-END "
+	frameMarkerSuffix = " >>>"
+)
+
+// writeHeaderWord writes a header value that code fixes (a kind, a content
+// type, a digest) as it is when it is a plain lower-case word (letters,
+// digits and _-/+, never a dot that a linkifier could read as a domain),
+// and quoted in a code span otherwise, so that a future caller passing
+// something else cannot make the header live.
+func writeHeaderWord(b *strings.Builder, v string) {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '/' || c == '+') {
+			writeCodeSpan(b, strconv.Quote(v))
+			return
+		}
+	}
+	b.WriteString(v)
+}
+
+// writeCodeSpan writes v as a Markdown code span: a backtick fence one
+// longer than the longest backtick run in v, and a space inside each fence
+// when v starts or ends with a backtick (CommonMark strips exactly one).
+// v must hold no line break, which strconv.Quote guarantees.
+func writeCodeSpan(b *strings.Builder, v string) {
+	longest, run := 0, 0
+	for i := 0; i < len(v); i++ {
+		if v[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	pad := ""
+	if strings.HasPrefix(v, "`") || strings.HasSuffix(v, "`") {
+		pad = " "
+	}
+	b.WriteString(fence)
+	b.WriteString(pad)
+	b.WriteString(v)
+	b.WriteString(pad)
+	b.WriteString(fence)
 }
 
 // newMarker returns 128 random bits in hex.

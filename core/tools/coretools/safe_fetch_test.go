@@ -155,7 +155,7 @@ func TestSafeFetchFramesSanitizedText(t *testing.T) {
 		t.Errorf("source %v", src)
 	}
 	marker := s["marker"].(string)
-	if !strings.HasPrefix(res.Text, "<<<UNTRUSTED-DATA-BEGIN "+marker) || !strings.HasSuffix(res.Text, "<<<UNTRUSTED-DATA-END "+marker+">>>") {
+	if !strings.HasPrefix(res.Text, "<<< UNTRUSTED-DATA-BEGIN "+marker+" >>>\n") || !strings.HasSuffix(res.Text, "\n\n<<< UNTRUSTED-DATA-END "+marker+" >>>") {
 		t.Errorf("frame markers missing: %q", res.Text)
 	}
 	if strings.Contains(res.Text, "\x1b") || strings.Contains(res.Text, "\r") || strings.Contains(res.Text, "\u200b") {
@@ -182,8 +182,8 @@ func TestSafeFetchTruncatesGrownText(t *testing.T) {
 	marker := res.Structured["marker"].(string)
 	text := res.Structured["content"].(string)
 	start := strings.Index(text, "\n\n") + 2
-	end := strings.LastIndex(text, "<<<UNTRUSTED-DATA-END "+marker)
-	if n := len(strings.TrimSuffix(text[start:end], "\n")); n > s.FetchMaxResponseBytes {
+	end := strings.LastIndex(text, "<<< UNTRUSTED-DATA-END "+marker)
+	if n := len(strings.TrimRight(text[start:end], "\n")); n > s.FetchMaxResponseBytes {
 		t.Errorf("content is %d bytes, cap %d", n, s.FetchMaxResponseBytes)
 	}
 }
