@@ -22,6 +22,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/adapters/config"
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
+	"github.com/arrowhead-go/arrowhead/cmd/arrowhead/internal/startgc"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 )
 
@@ -40,6 +41,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	cmd := "serve"
 	if len(args) > 0 {
 		cmd, args = args[0], args[1:]
+	}
+	if cmd != "serve" {
+		// serve resumes collection once it is serving (settleStartup).
+		startgc.Resume()
 	}
 	switch cmd {
 	case "serve":

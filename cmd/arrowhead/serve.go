@@ -15,6 +15,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/auth"
 	mcpadapter "github.com/arrowhead-go/arrowhead/adapters/mcp"
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
+	"github.com/arrowhead-go/arrowhead/cmd/arrowhead/internal/startgc"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -29,7 +30,8 @@ const (
 	maxHeaderBytes = 64 << 10
 	// drainTimeout bounds how long SIGTERM waits for in-flight calls.
 	drainTimeout = 30 * time.Second
-	// settleDelay is when start-up pages are released a second time.
+	// settleDelay is when start-up ends (settleStartup): after the client's
+	// opening exchange (initialize, tools/list), never on its path.
 	settleDelay = time.Second
 )
 
@@ -78,10 +80,7 @@ func serveStdio(ctx context.Context, rt *wire.Runtime, stdin io.Reader, stdout i
 		ResourceReadTTL: time.Duration(rt.Settings.ResourceReadTTLMS) * time.Millisecond,
 	})
 	rt.Logger.Info("serving", zap.String("transport", "stdio"), zap.String("profile", rt.Settings.Profile))
-	releaseStartupPages()
-	// Once more after the transport settled, for what serving set-up
-	// touched only once.
-	settle := time.AfterFunc(settleDelay, releaseStartupPages)
+	settle := time.AfterFunc(settleDelay, settleStartup)
 	defer settle.Stop()
 	return srv.ServeStdio(ctx, stdin, stdout, func(event string) { rt.Logger.Warn(event) })
 }
@@ -138,8 +137,7 @@ func serveHTTP(ctx context.Context, rt *wire.Runtime) error {
 
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
-	releaseStartupPages()
-	settle := time.AfterFunc(settleDelay, releaseStartupPages)
+	settle := time.AfterFunc(settleDelay, settleStartup)
 	defer settle.Stop()
 	select {
 	case err := <-errc:
@@ -159,6 +157,17 @@ func serveHTTP(ctx context.Context, rt *wire.Runtime) error {
 	}
 	rt.Logger.Info("drained")
 	return nil
+}
+
+// settleStartup ends start-up once the server has answered its first
+// requests: collection resumes at the default pacing, and the garbage and
+// the executable's pages that only start-up touched go back to the OS.
+// Both used to happen before serving, where they cost the first answer a
+// full collection and the re-faulting of every code page it needed (about
+// a fifth of stdio start-up).
+func settleStartup() {
+	startgc.Resume()
+	releaseStartupPages()
 }
 
 // httpRefusal writes the audit line for a request refused before any
