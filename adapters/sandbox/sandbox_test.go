@@ -71,8 +71,8 @@ func TestStartupRefusesUnusableWorkdir(t *testing.T) {
 	private := filepath.Join(t.TempDir(), "scratch")
 	for _, runner := range []string{ports.RunnerSubprocess, ports.RunnerBubblewrap} {
 		_, err := sandbox.New(context.Background(), sandbox.Config{Runner: runner, Workdir: private})
-		if !errors.Is(err, sandbox.ErrUnavailable) {
-			t.Errorf("%s with an unreachable scratch root: err %v, want ErrUnavailable", runner, err)
+		if !errors.Is(err, sandbox.ErrWorkdir) {
+			t.Errorf("%s with an unreachable scratch root: err %v, want ErrWorkdir", runner, err)
 		}
 	}
 }

@@ -48,7 +48,37 @@ func openScratchRoot(dir string, id identity) (*scratchRoot, error) {
 	if err := os.Chmod(abs, 0o711); err != nil {
 		return nil, fmt.Errorf("%w: its permissions cannot be set", ErrWorkdir)
 	}
+	if id.dropFromRoot && !traversable(abs, id) {
+		return nil, fmt.Errorf("%w: uid %d cannot reach it (every parent directory must let it pass)", ErrWorkdir, id.uid)
+	}
 	return &scratchRoot{dir: abs, id: id}, nil
+}
+
+// traversable reports whether id (without supplementary groups) may pass
+// through dir and each of its parents.
+func traversable(dir string, id identity) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		st, err := os.Stat(d)
+		if err != nil {
+			return false
+		}
+		perm := st.Mode().Perm()
+		var want fs.FileMode = 0o001
+		if uid, gid, ok := owner(st); ok {
+			switch {
+			case uid == id.uid:
+				want = 0o100
+			case gid == id.gid:
+				want = 0o010
+			}
+		}
+		if perm&want == 0 {
+			return false
+		}
+		if parent := filepath.Dir(d); parent == d {
+			return true
+		}
+	}
 }
 
 // scratch is one run's private directory. It implements ports.Scratch.
