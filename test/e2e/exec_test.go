@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/arrowhead-go/arrowhead/adapters/sandboxtest"
+)
+
+// execCanary rides in snippet code: arguments are never logged.
+const execCanary = "CANARY-exec-7e57c0de-must-not-be-logged"
+
+// execRepo is the repository run_tests copies: one passing test that also
+// tries to change its copy.
+var execRepo = map[string]string{
+	"src/__init__.py": "",
+	"src/calc.py":     "def add(a, b):\n    return a + b\n",
+	"src/test_calc.py": "import unittest\nfrom src.calc import add\n\nclass T(unittest.TestCase):\n" +
+		"    def test_add(self):\n        open('src/calc.py', 'w').write('changed')\n        self.assertEqual(add(1, 2), 3)\n",
+}
+
+func TestStdioExecFamily(t *testing.T) {
+	sandboxtest.RequirePython(t)
+	for _, runner := range []string{"subprocess", "bubblewrap"} {
+		if runner == "bubblewrap" {
+			if _, err := exec.LookPath("bwrap"); err != nil {
+				sandboxtest.SkipOrFail(t, "bubblewrap is not installed")
+			}
+		}
+		for _, leg := range legs {
+			t.Run(runner+"/"+leg.name, func(t *testing.T) {
+				repo := t.TempDir()
+				for rel, body := range execRepo {
+					p := filepath.Join(repo, filepath.FromSlash(rel))
+					if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+				c, stderr := startStdio(t, map[string]string{
+					"ARROWHEAD_PROFILE":           "coding",
+					"ARROWHEAD_EXEC_ENABLED":      "true",
+					"ARROWHEAD_EXEC_RUNNER":       runner,
+					"ARROWHEAD_EXEC_WORKDIR":      sandboxtest.Workdir(t),
+					"ARROWHEAD_EXEC_TEST_COMMAND": "python3 -I -m unittest discover -s src -t .",
+					"ARROWHEAD_REPO_ROOT":         repo,
+				}, leg.opts...)
+				names := toolNames(t, c)
+				if !slices.Contains(names, "run_snippet") || !slices.Contains(names, "run_tests") {
+					t.Fatalf("tools = %v", names)
+				}
+
+				token := "ghp_" + strings.Repeat("Z9y8", 9)
+				r := call(t, c, "run_snippet", map[string]any{"code": "# " + execCanary + "\nprint(2 + 2)\nprint('" + token + "')"})
+				sc, _ := r.StructuredContent.(map[string]any)
+				if r.IsError || sc == nil {
+					t.Fatalf("run_snippet: %s", text(r))
+				}
+				stdout, _ := sc["stdout"].(string)
+				if !strings.HasPrefix(stdout, "4\n") || strings.Contains(stdout, token) || strings.Contains(text(r), token) {
+					t.Fatalf("stdout %q", stdout)
+				}
+				enforced, _ := sc["enforced"].(map[string]any)
+				if sc["runner"] != runner || enforced["environment"] != "scrubbed" {
+					t.Fatalf("receipt %v", sc)
+				}
+				if wantNet := map[string]string{"subprocess": "host", "bubblewrap": "none"}[runner]; enforced["network"] != wantNet {
+					t.Fatalf("network %v, want %s", enforced["network"], wantNet)
+				}
+				if !strings.Contains(text(r), "UNTRUSTED-DATA-BEGIN") {
+					t.Fatalf("the output is not framed: %s", text(r))
+				}
+
+				r = call(t, c, "run_tests", map[string]any{"path_prefix": "src/"})
+				sc, _ = r.StructuredContent.(map[string]any)
+				if r.IsError || sc == nil || sc["exit_code"] != float64(0) || !strings.Contains(sc["stderr"].(string), "OK") {
+					t.Fatalf("run_tests: %s", text(r))
+				}
+				if b, _ := os.ReadFile(filepath.Join(repo, "src", "calc.py")); string(b) != execRepo["src/calc.py"] {
+					t.Fatal("run_tests changed the repository")
+				}
+
+				r = call(t, c, "run_snippet", map[string]any{"code": strings.Repeat("x", 100_001)})
+				if !r.IsError || strings.Contains(text(r), "xxxx") {
+					t.Fatalf("an oversized snippet was not refused cleanly: %.200s", text(r))
+				}
+
+				waitFor(t, func() bool { return strings.Count(stderr.String(), `"msg":"audit"`) >= 3 })
+				if strings.Contains(stderr.String(), execCanary) || strings.Contains(stderr.String(), token) {
+					t.Fatal("snippet code or output reached the log")
+				}
+			})
+		}
+	}
+}
+
+func TestStdioExecFamilyIsGated(t *testing.T) {
+	c, _ := startStdio(t, map[string]string{"ARROWHEAD_PROFILE": "coding"})
+	if names := toolNames(t, c); slices.Contains(names, "run_snippet") || slices.Contains(names, "run_tests") {
+		t.Fatalf("the exec family is listed without ARROWHEAD_EXEC_ENABLED: %v", names)
+	}
+	if r := call(t, c, "run_snippet", map[string]any{"code": "print(1)"}); !r.IsError || text(r) != "Unknown tool." {
+		t.Fatalf("run_snippet ran without ARROWHEAD_EXEC_ENABLED: %s", text(r))
+	}
+}
