@@ -48,7 +48,7 @@ type env struct {
 
 // newEnv serves the exec family over a repository holding files, with vars
 // on top of an enabled exec family.
-func newEnv(t *testing.T, vars map[string]string, files map[string]string) env {
+func newEnv(t testing.TB, vars map[string]string, files map[string]string) env {
 	t.Helper()
 	sandboxtest.RequirePython(t)
 	repoDir := t.TempDir()
