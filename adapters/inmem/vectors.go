@@ -146,7 +146,7 @@ type VectorIndexConfig struct {
 func VectorIndexConfigFromSettings(s settings.Settings) VectorIndexConfig {
 	return VectorIndexConfig{
 		Dir:         filepath.Join(s.DataDir, "vectors"),
-		Collections: slices.Clone(s.PgvectorCollections),
+		Collections: slices.Clone(s.VectorCollections()),
 		Dimensions:  s.EmbeddingDimensions,
 		MaxK:        s.PgvectorMaxK,
 	}

@@ -49,8 +49,9 @@ func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress po
 
 	if s.SQLDSN == "" && s.VectorWriteDSN == "" {
 		// The single-machine default: an embedded index under the data
-		// directory serves both retrieval and ingestion.
-		if len(s.PgvectorCollections) == 0 {
+		// directory serves both retrieval and ingestion, with a default
+		// collection when none is named.
+		if len(s.VectorCollections()) == 0 {
 			return fd, nil
 		}
 		idx, err := inmem.OpenVectorIndex(ctx, inmem.VectorIndexConfigFromSettings(*s))

@@ -250,3 +250,20 @@ func webhookSecret(raw string) error {
 	_, err := security.NewWebhookSigner(raw)
 	return err
 }
+
+// DefaultEmbeddedCollection is the collection the embedded vector index
+// serves when no PostgreSQL is configured and ARROWHEAD_PGVECTOR_COLLECTIONS
+// is empty, so doc_index then vector_query work on a fresh machine.
+const DefaultEmbeddedCollection = "doc_chunks"
+
+// VectorCollections are the collections the vector tools may address:
+// ARROWHEAD_PGVECTOR_COLLECTIONS when set; otherwise, with neither
+// ARROWHEAD_SQL_DSN nor ARROWHEAD_VECTOR_WRITE_DSN set, the embedded index's
+// default collection. A PostgreSQL deployment keeps its explicit
+// allow-list: with a DSN set and no list, no collection is served.
+func (s *Settings) VectorCollections() []string {
+	if len(s.PgvectorCollections) > 0 || s.SQLDSN != "" || s.VectorWriteDSN != "" {
+		return s.PgvectorCollections
+	}
+	return []string{DefaultEmbeddedCollection}
+}

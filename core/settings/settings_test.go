@@ -148,3 +148,25 @@ func TestSQLAlchemyDSNAccepted(t *testing.T) {
 		}
 	}
 }
+
+func TestVectorCollectionsDefaultOnlyWithoutPostgres(t *testing.T) {
+	cases := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{}, "doc_chunks"},
+		{map[string]string{"ARROWHEAD_PGVECTOR_COLLECTIONS": "a,b"}, "a,b"},
+		{map[string]string{"ARROWHEAD_SQL_DSN": "postgresql://u@h/db"}, ""},
+		{map[string]string{"ARROWHEAD_VECTOR_WRITE_DSN": "postgresql://u@h/db"}, ""},
+		{map[string]string{"ARROWHEAD_SQL_DSN": "postgresql://u@h/db", "ARROWHEAD_PGVECTOR_COLLECTIONS": "c"}, "c"},
+	}
+	for _, c := range cases {
+		s, err := Load(func(k string) (string, bool) { v, ok := c.env[k]; return v, ok })
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Join(s.VectorCollections(), ","); got != c.want {
+			t.Errorf("%v: collections %q, want %q", c.env, got, c.want)
+		}
+	}
+}

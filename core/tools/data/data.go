@@ -102,7 +102,7 @@ func (t tables) authorizeTable(ctx context.Context, p ports.Principal, action po
 // collection checks the name against the allow-list; the refusal never
 // echoes it.
 func (t tables) collection(name string) (string, error) {
-	if !slices.Contains(t.settings.PgvectorCollections, name) {
+	if !slices.Contains(t.settings.VectorCollections(), name) {
 		return "", catalog.Invalid("The collection is not one this server allows (ARROWHEAD_PGVECTOR_COLLECTIONS).")
 	}
 	return name, nil
