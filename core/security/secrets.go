@@ -722,12 +722,30 @@ const maxCredentialName = len("private_key")
 // (a case-insensitive regular expression without a literal to search for
 // is forty times slower here).
 func findCredentialAssignments(text string, found []secretSpan) []secretSpan {
-	for i := 0; i < len(text); i++ {
-		k := strings.IndexAny(text[i:], ":=")
-		if k < 0 {
-			break
+	// The next ':' and '=' at or after i, each found with the vectorized
+	// IndexByte and kept until passed (-1 when there is none left).
+	colon, equals := strings.IndexByte(text, ':'), strings.IndexByte(text, '=')
+	nextAt := func(c byte, i int) int {
+		if k := strings.IndexByte(text[i:], c); k >= 0 {
+			return i + k
 		}
-		i += k
+		return -1
+	}
+	for i := 0; i < len(text); i++ {
+		if colon >= 0 && colon < i {
+			colon = nextAt(':', i)
+		}
+		if equals >= 0 && equals < i {
+			equals = nextAt('=', i)
+		}
+		switch {
+		case colon < 0 && equals < 0:
+			return found
+		case colon < 0 || equals >= 0 && equals < colon:
+			i = equals
+		default:
+			i = colon
+		}
 		opLen := 1
 		switch {
 		case text[i] == ':' && i+1 < len(text) && text[i+1] == '=', text[i] == '=' && i+1 < len(text) && text[i+1] == '>':
@@ -764,6 +782,11 @@ func credentialNameBefore(text string, op int) bool {
 	}
 	if j > 0 && (text[j-1] == '"' || text[j-1] == '\'') {
 		j--
+	}
+	if j == 0 || strings.IndexByte("detnyDETNY", text[j-1]) < 0 {
+		// No credential name ends in another letter: most ':' and '='
+		// stop here.
+		return false
 	}
 	var buf [maxCredentialName]byte
 	n := min(j, maxCredentialName)
