@@ -84,7 +84,7 @@ var probeLimits = ports.RunLimits{
 func (r *Runner) probe(ctx context.Context) error {
 	res, err := r.Run(ctx, ports.RunRequest{Argv: []string{"true"}, Limits: probeLimits})
 	if err != nil {
-		return fmt.Errorf("%w: the %s runner could not start a command as uid %d in the scratch root (%v)",
+		return fmt.Errorf("%w: the %s runner could not start a command as uid %d (%v); it needs user and PID namespaces",
 			ErrUnavailable, r.b.name(), r.scratch.id.uid, err)
 	}
 	if res.ExitCode != 0 || res.TimedOut {
