@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox
 
 // SetBinaries points the runners at other prlimit and bwrap binaries and

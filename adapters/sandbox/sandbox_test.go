@@ -1,3 +1,5 @@
+//go:build linux
+
 package sandbox_test
 
 import (
@@ -7,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/arrowhead-go/arrowhead/adapters/sandbox"
@@ -74,5 +77,33 @@ func TestStartupRefusesUnusableWorkdir(t *testing.T) {
 		if !errors.Is(err, sandbox.ErrWorkdir) {
 			t.Errorf("%s with an unreachable scratch root: err %v, want ErrWorkdir", runner, err)
 		}
+	}
+}
+
+func TestStartupRemovesAbandonedScratch(t *testing.T) {
+	dir := sandboxtest.Workdir(t)
+	abandoned, live := filepath.Join(dir, "run-abandoned"), filepath.Join(dir, "run-live")
+	for _, d := range []string{abandoned, live} {
+		if err := os.MkdirAll(filepath.Join(d, "sub"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A live run elsewhere holds its directory's lock.
+	f, err := os.Open(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sandbox.New(context.Background(), sandbox.Config{Runner: ports.RunnerSubprocess, Workdir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(abandoned); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an abandoned scratch directory survived start-up: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(live, "sub")); err != nil {
+		t.Errorf("a live run's scratch directory was removed: %v", err)
 	}
 }

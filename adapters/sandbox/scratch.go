@@ -51,7 +51,29 @@ func openScratchRoot(dir string, id identity) (*scratchRoot, error) {
 	if id.dropFromRoot && !traversable(abs, id) {
 		return nil, fmt.Errorf("%w: uid %d cannot reach it (every parent directory must let it pass)", ErrWorkdir, id.uid)
 	}
+	removeAbandoned(abs)
 	return &scratchRoot{dir: abs, id: id}, nil
+}
+
+// removeAbandoned removes the scratch directories a process that died
+// mid-run left behind. A live run holds its directory's lock, so a
+// directory whose lock can be taken belongs to nobody, whichever server
+// sharing the root created it.
+func removeAbandoned(root string) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), scratchPrefix) {
+			continue
+		}
+		dir := filepath.Join(root, e.Name())
+		if lock, ok := lockDir(dir, false); ok {
+			_ = removeTree(dir)
+			_ = lock.Close()
+		}
+	}
 }
 
 // traversable reports whether id (without supplementary groups) may pass
@@ -86,6 +108,8 @@ type scratch struct {
 	dir  string
 	root *os.Root
 	id   identity
+	// lock is held for the run's life (see removeAbandoned).
+	lock *os.File
 }
 
 // create makes a fresh scratch directory owned by the sandbox uid.
@@ -95,13 +119,20 @@ func (r *scratchRoot) create() (*scratch, error) {
 		return nil, errScratchMake
 	}
 	s := &scratch{dir: dir, id: r.id}
+	var locked bool
+	if s.lock, locked = lockDir(dir, true); !locked {
+		_ = removeTree(dir)
+		return nil, errScratchMake
+	}
 	if r.id.dropFromRoot {
 		if err := os.Chown(dir, r.id.uid, r.id.gid); err != nil {
+			_ = s.lock.Close()
 			_ = removeTree(dir)
 			return nil, errScratchMake
 		}
 	}
 	if s.root, err = os.OpenRoot(dir); err != nil {
+		_ = s.lock.Close()
 		_ = removeTree(dir)
 		return nil, errScratchMake
 	}
@@ -160,10 +191,13 @@ func (s *scratch) mkdirs(dir string) error {
 	return nil
 }
 
-// remove deletes the scratch directory and everything the command left.
+// remove deletes the scratch directory and everything the command left,
+// then lets go of its lock.
 func (s *scratch) remove() error {
 	_ = s.root.Close()
-	return removeTree(s.dir)
+	err := removeTree(s.dir)
+	_ = s.lock.Close()
+	return err
 }
 
 // removeTree removes dir. A command running as the server's own uid may
