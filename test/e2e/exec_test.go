@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/arrowhead-go/arrowhead/adapters/sandboxtest"
+	"github.com/arrowhead-go/arrowhead/policies"
 )
 
 // execCanary rides in snippet code: arguments are never logged.
@@ -107,5 +108,44 @@ func TestStdioExecFamilyIsGated(t *testing.T) {
 	}
 	if r := call(t, c, "run_snippet", map[string]any{"code": "print(1)"}); !r.IsError || text(r) != "Unknown tool." {
 		t.Fatalf("run_snippet ran without ARROWHEAD_EXEC_ENABLED: %s", text(r))
+	}
+}
+
+// TestHTTPExecNeedsTheExecuteGrant: over HTTP with auth on, the exec:run
+// scope shows the tools, but only a policy's execute grant runs them; the
+// shipped default policy grants it to nobody.
+func TestHTTPExecNeedsTheExecuteGrant(t *testing.T) {
+	sandboxtest.RequirePython(t)
+	grantCI := string(policies.Example("coding-agent.json"))
+	for _, tc := range []struct {
+		name, policy string
+		allowed      map[string]bool
+	}{
+		{"default policy", "", map[string]bool{"ci-agent": false, "alice": false}},
+		{"coding-agent policy", grantCI, map[string]bool{"ci-agent": true, "alice": false}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := startHTTP(t, map[string]string{
+				"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_EXEC_ENABLED": "true",
+				"ARROWHEAD_EXEC_WORKDIR": sandboxtest.Workdir(t), "ARROWHEAD_AUTHZ_POLICY": tc.policy,
+			})
+			for _, leg := range legs {
+				c := s.connect(t, s.token(t, "nobody-scoped", "tools:read"), leg.opts...)
+				if r := call(t, c, "run_snippet", map[string]any{"code": "print(1)"}); !r.IsError || text(r) != "Unknown tool." {
+					t.Fatalf("%s: without exec:run: %s", leg.name, text(r))
+				}
+				for subject, allowed := range tc.allowed {
+					c := s.connect(t, s.token(t, subject, "exec:run"), leg.opts...)
+					r := call(t, c, "run_snippet", map[string]any{"code": "print(6 * 7)"})
+					sc, _ := r.StructuredContent.(map[string]any)
+					switch {
+					case allowed && (r.IsError || sc["stdout"] != "42\n"):
+						t.Fatalf("%s: %s was granted execute but: %s", leg.name, subject, text(r))
+					case !allowed && (!r.IsError || text(r) != "Not authorized for this resource."):
+						t.Fatalf("%s: %s ran without the execute grant: %s", leg.name, subject, text(r))
+					}
+				}
+			}
+		})
 	}
 }
