@@ -108,6 +108,27 @@ type Result struct {
 	DeadlineExceeded bool
 }
 
+// Truncations names the bounds that cut the search short, in a fixed
+// order ("results", "files", "bytes", "deadline"), as the search tools
+// report them; listTruncated adds "files" for a listing that was itself
+// cut before the search began. Never nil.
+func (r Result) Truncations(listTruncated bool) []string {
+	out := []string{}
+	if r.ResultsTruncated {
+		out = append(out, "results")
+	}
+	if r.FilesTruncated || listTruncated {
+		out = append(out, "files")
+	}
+	if r.BytesTruncated {
+		out = append(out, "bytes")
+	}
+	if r.DeadlineExceeded {
+		out = append(out, "deadline")
+	}
+	return out
+}
+
 // Source yields the candidate documents of a search. Next returns io.EOF
 // when there are no more. The content slice is only read until the next
 // call, so a Source may reuse one buffer. A Source is used by one

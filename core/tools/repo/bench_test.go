@@ -1,0 +1,136 @@
+package repo_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/arrowhead-go/arrowhead/core/settings"
+)
+
+// goSrc is the benchmark tree: the Go distribution's own src/.
+func goSrc(b *testing.B) string {
+	b.Helper()
+	root := filepath.Join(runtime.GOROOT(), "src")
+	if _, err := os.Stat(root); err != nil {
+		b.Skipf("no Go source tree: %v", err)
+	}
+	return root
+}
+
+// wideOpen raises every cap so one call covers the whole tree.
+var wideOpen = map[string]string{
+	"ARROWHEAD_SEARCH_MAX_RESULTS": "10000000", "ARROWHEAD_SEARCH_MAX_TOTAL_BYTES": "100000000000",
+	"ARROWHEAD_REPO_MAX_FILE_BYTES": "100000000", "ARROWHEAD_REPO_SEARCH_MAX_FILES": "1000000",
+	"ARROWHEAD_SEARCH_REGEX_TIMEOUT_MS": "60000",
+}
+
+// BenchmarkCodeSearchVsGrep times code_search (the whole tool call: list,
+// per-file authorization, jailed reads with the binary sniff, the shared
+// runner, sanitizing and framing) over $GOROOT/src against grep -rnF over
+// the same files (the allowed extensions, the excluded directories,
+// binary files skipped), interleaved per iteration, and reports the ratio
+// of the medians (wall and CPU). Both must find the same number of lines.
+//
+//	go test -run '^$' -bench CodeSearchVsGrep -benchtime 5x ./core/tools/repo
+func BenchmarkCodeSearchVsGrep(b *testing.B) {
+	root := goSrc(b)
+	e := newEnv(b, root, wideOpen, nil, nil)
+	s, _ := settings.Load(func(string) (string, bool) { return "", false })
+	for _, query := range []string{"sync.Mutex", "EXPERIMENT_zz_absent"} {
+		b.Run(strings.ReplaceAll(query, ".", "_"), func(b *testing.B) {
+			args := []string{"-rnF", "--binary-files=without-match"}
+			for _, x := range s.RepoAllowedExtensions {
+				args = append(args, "--include=*"+x)
+			}
+			for _, d := range s.RepoExcludedDirs {
+				args = append(args, "--exclude-dir="+d)
+			}
+			args = append(args, "--", query, ".")
+			var ours, grep, oursCPU, grepCPU []time.Duration
+			for i := 0; i < b.N+1; i++ {
+				before := cpuNow()
+				t0 := time.Now()
+				res := e.ok(b, "code_search", map[string]any{"query": query})
+				wall, cpu := time.Since(t0), cpuNow()-before
+				n := len(res.Structured["matches"].([]any))
+				if tr := res.Structured["truncated"].([]any); len(tr) > 0 {
+					b.Fatalf("cut short: %v", tr)
+				}
+				cmd := exec.Command("grep", args...)
+				cmd.Dir, cmd.Env = root, []string{"LC_ALL=C"}
+				var out bytes.Buffer
+				cmd.Stdout = &out
+				t0 = time.Now()
+				if err := cmd.Run(); err != nil && cmd.ProcessState.ExitCode() != 1 {
+					b.Fatal(err)
+				}
+				gwall := time.Since(t0)
+				if g := bytes.Count(out.Bytes(), []byte{'\n'}); g != n {
+					b.Fatalf("code_search found %d lines, grep %d", n, g)
+				}
+				if i == 0 {
+					continue // warm-up
+				}
+				ours, oursCPU = append(ours, wall), append(oursCPU, cpu)
+				grep, grepCPU = append(grep, gwall), append(grepCPU, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
+			}
+			b.ReportMetric(float64(median(ours))/float64(median(grep)), "x-grep-wall")
+			b.ReportMetric(float64(median(oursCPU))/float64(median(grepCPU)), "x-grep-cpu")
+			b.ReportMetric(float64(median(ours).Milliseconds()), "ms-code_search")
+			b.ReportMetric(float64(median(grep).Milliseconds()), "ms-grep")
+			b.ReportMetric(float64(median(oursCPU).Milliseconds()), "ms-cpu-code_search")
+			b.ReportMetric(float64(median(grepCPU).Milliseconds()), "ms-cpu-grep")
+		})
+	}
+}
+
+// BenchmarkSymbolMap500 maps 500 files per iteration through the whole
+// tool call: the first 500 Go files of $GOROOT/src (go/parser), and the
+// first 500 modules of this machine's Python standard library (the
+// tokenizer-aware parser), when python3 is installed. The budget is under
+// a second each.
+//
+//	go test -run '^$' -bench SymbolMap500 ./core/tools/repo
+func BenchmarkSymbolMap500(b *testing.B) {
+	trees := map[string]struct{ root, ext string }{"go": {goSrc(b), ".go"}}
+	if out, err := exec.Command("python3", "-c", "import sysconfig;print(sysconfig.get_paths()['stdlib'])").Output(); err == nil {
+		trees["python"] = struct{ root, ext string }{strings.TrimSpace(string(out)), ".py"}
+	}
+	for name, tr := range trees {
+		b.Run(name, func(b *testing.B) {
+			e := newEnv(b, tr.root, map[string]string{"ARROWHEAD_SYMBOL_MAP_MAX_FILES": "500", "ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS": "1000000",
+				"ARROWHEAD_REPO_MAX_FILE_BYTES": "100000000", "ARROWHEAD_REPO_ALLOWED_EXTENSIONS": tr.ext}, nil, nil)
+			b.ResetTimer()
+			for range b.N {
+				res := e.ok(b, "symbol_map", map[string]any{})
+				if n := res.Structured["files_scanned"].(int); n != 500 {
+					b.Fatalf("scanned %d files", n)
+				}
+				b.ReportMetric(float64(len(res.Structured["symbols"].([]any))), "symbols")
+			}
+		})
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	d = append([]time.Duration(nil), d...)
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[len(d)/2]
+}
+
+// cpuNow is this process's CPU time so far (user + system, all threads).
+func cpuNow() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

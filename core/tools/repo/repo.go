@@ -1,0 +1,197 @@
+// Package repo is the repo family: code_search, code_read, symbol_map and
+// dependency_graph over a jailed, read-only source tree (ports.RepoStore),
+// separate from the document corpus. Every file a tool touches is
+// authorized per file as a repository resource (ports.KindRepoFile, read or
+// search), so a document grant never reaches code; everything read is
+// sanitized as text and framed as untrusted data. Symbols and imports are
+// parsed (core/codeintel, or a ports.SymbolTagger), never executed.
+package repo
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/arrowhead-go/arrowhead/core"
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/security"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// Ports are what the repo family uses.
+type Ports struct {
+	// Repo is the source tree. Nil when ARROWHEAD_REPO_ROOT names no
+	// existing directory: every repo tool then refuses as not configured,
+	// as the seed says ("every repo tool fails"), and the rest of the
+	// server starts.
+	Repo ports.RepoStore `port:"optional"`
+	// Authorizer is the per-resource gate (the same one the App uses).
+	Authorizer ports.Authorizer
+	// Tagger extracts symbols for languages other than Go and Python
+	// (universal-ctags when it is installed); nil leaves them to the line
+	// heuristic.
+	Tagger ports.SymbolTagger `port:"optional"`
+}
+
+// notConfigured is the refusal of every repo tool without a repository.
+const notConfigured = "The repository is not configured on this server (ARROWHEAD_REPO_ROOT names no directory)."
+
+// Family is the repo family.
+var Family = core.Family[Ports]{
+	ID: catalog.FamilyRepo,
+	Declare: func(s *settings.Settings) core.Components {
+		return core.Components{Tools: []catalog.ToolSpec{
+			codeSearch(s).Spec(), codeRead(s).Spec(), symbolMap(s).Spec(), dependencyGraph(s).Spec(),
+		}}
+	},
+	Bind: func(s *settings.Settings, p Ports) core.Components {
+		if p.Repo == nil {
+			return core.Components{Tools: []catalog.ToolSpec{
+				codeSearch(s).NotConfigured(notConfigured), codeRead(s).NotConfigured(notConfigured),
+				symbolMap(s).NotConfigured(notConfigured), dependencyGraph(s).NotConfigured(notConfigured),
+			}}
+		}
+		t := &tree{settings: s, store: p.Repo, authorizer: p.Authorizer}
+		return core.Components{Tools: []catalog.ToolSpec{
+			codeSearch(s).Bind(t.search),
+			codeRead(s).Bind(t.read),
+			symbolMap(s).Bind(symbolMapper{tree: t, tagger: p.Tagger}.run),
+			dependencyGraph(s).Bind(t.graph),
+		}}
+	},
+}
+
+// tree is the repository as the tools see it: the store and the gate
+// every file passes.
+type tree struct {
+	settings   *settings.Settings
+	store      ports.RepoStore
+	authorizer ports.Authorizer
+}
+
+func (t *tree) allowed(ctx context.Context, p ports.Principal, action ports.Action, rel string) bool {
+	return t.authorizer.Authorize(ctx, p, action, ports.Resource{Kind: ports.KindRepoFile, ID: rel}).Allowed
+}
+
+// allowFunc adapts the authorizer for per-file filtering.
+func (t *tree) allowFunc(p ports.Principal, action ports.Action) func(ctx context.Context, rel string) (bool, error) {
+	return func(ctx context.Context, rel string) (bool, error) { return t.allowed(ctx, p, action, rel), nil }
+}
+
+// filePath validates a caller's file path.
+func filePath(p string) (string, error) {
+	rel, err := security.CleanRelPath(p)
+	if err != nil {
+		return "", catalog.Invalid("%s", catalog.Sentence(err.Error()))
+	}
+	return rel, nil
+}
+
+// filePrefix validates a caller's path prefix ("" is the whole tree).
+func filePrefix(p string) (string, error) {
+	rel, err := security.CleanRelPrefix(p)
+	if err != nil {
+		return "", catalog.Invalid("The path prefix is refused: %s.", err.Error())
+	}
+	return rel, nil
+}
+
+// storeRefusal maps store errors to refusals that never name the path.
+func storeRefusal(err error) error {
+	switch {
+	case errors.Is(err, ports.ErrNotFound):
+		return catalog.NotFound("Repository file")
+	case errors.Is(err, ports.ErrTooLarge):
+		return catalog.Invalid("The file exceeds the size limit.")
+	case errors.Is(err, ports.ErrOutsideJail):
+		return catalog.Invalid("The path resolves outside the repository.")
+	case errors.Is(err, ports.ErrNotRegular):
+		return catalog.Invalid("The path is not a regular file.")
+	case errors.Is(err, ports.ErrBinary):
+		return catalog.Invalid("The file is not text.")
+	}
+	return err
+}
+
+// listed lists the files under prefix, at most ARROWHEAD_REPO_SEARCH_MAX_FILES
+// of them (the per-walk cap of every repo tool).
+func (t *tree) listed(ctx context.Context, prefix string) ([]ports.FileInfo, bool, error) {
+	files, truncated, err := t.store.List(ctx, prefix, t.settings.RepoSearchMaxFiles)
+	if err != nil {
+		return nil, false, storeRefusal(err)
+	}
+	return files, truncated, nil
+}
+
+// firstListing is the smallest listing eachCandidate starts from.
+const firstListing = 64
+
+// eachCandidate hands use the files under prefix that keep accepts (a
+// cheap test of name and authorization), in lexical order, until use has
+// accepted need of them (it declines a file it could not read). truncated
+// reports that more candidates remained, or that the per-walk cap
+// (ARROWHEAD_REPO_SEARCH_MAX_FILES) stopped the listing first. It lists a
+// little more than it needs and grows the listing fourfold while too few
+// files are accepted, so a map of the first few hundred files never walks
+// the whole tree; a relisting resumes after the last file handled.
+func (t *tree) eachCandidate(ctx context.Context, prefix string, need int, keep func(string) bool,
+	use func(ports.FileInfo) (bool, error)) (truncated bool, err error) {
+	limit := min(max(2*need, firstListing), t.settings.RepoSearchMaxFiles)
+	used, last := 0, ""
+	for {
+		files, listTruncated, err := t.store.List(ctx, prefix, limit)
+		if err != nil {
+			return false, storeRefusal(err)
+		}
+		for _, f := range files {
+			if last != "" && f.Path <= last {
+				continue // handled by an earlier, shorter listing
+			}
+			last = f.Path
+			if !keep(f.Path) {
+				continue
+			}
+			if used == need {
+				return true, nil
+			}
+			ok, err := use(f)
+			if err != nil {
+				return false, err
+			}
+			if ok {
+				used++
+			}
+		}
+		if !listTruncated || limit == t.settings.RepoSearchMaxFiles {
+			return listTruncated, nil
+		}
+		limit = min(4*limit, t.settings.RepoSearchMaxFiles)
+	}
+}
+
+// readEach reads the candidates eachCandidate hands out, passing over the
+// ones that cannot be read as text, until need have been read.
+func (t *tree) readEach(ctx context.Context, prefix string, need int, keep func(string) bool, use func(path string, data []byte)) (bool, error) {
+	return t.eachCandidate(ctx, prefix, need, keep, func(f ports.FileInfo) (bool, error) {
+		data, _, err := t.store.Read(ctx, f.Path, int64(t.settings.RepoMaxFileBytes))
+		if err != nil {
+			if unreadable(err) {
+				return false, nil
+			}
+			return false, err
+		}
+		use(f.Path, data)
+		return true, nil
+	})
+}
+
+// unreadable reports a store refusal a walk passes over rather than fails
+// on: the file went away, grew, or is not text.
+func unreadable(err error) bool {
+	return errors.Is(err, ports.ErrNotFound) || errors.Is(err, ports.ErrTooLarge) || errors.Is(err, ports.ErrBinary) ||
+		errors.Is(err, ports.ErrNotRegular) || errors.Is(err, ports.ErrOutsideJail)
+}
+
+// oneLine keeps a sanitized value on one line of the text answer.
+func oneLine(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "\r", " "), "\n", " ") }
