@@ -26,8 +26,8 @@ func serves(s *settings.Settings, family catalog.Family) bool {
 // Everything the tools will need is proven here, so a misconfigured
 // deployment does not start: the runner (its binaries, kernel support and
 // scratch root, by a probe run), python3 and the test command's program on
-// the sandbox PATH, and the repository root.
-func (rt *Runtime) openExec(ctx context.Context, s *settings.Settings) (ports.Runner, ports.RepoStore, error) {
+// the sandbox PATH, and the repository root (opened once, by openRepo).
+func (rt *Runtime) openExec(ctx context.Context, s *settings.Settings, repo ports.RepoStore) (ports.Runner, ports.RepoStore, error) {
 	if !s.ExecEnabled || !serves(s, catalog.FamilyExec) {
 		return nil, nil, nil
 	}
@@ -55,20 +55,8 @@ func (rt *Runtime) openExec(ctx context.Context, s *settings.Settings) (ports.Ru
 	if len(argv) == 0 {
 		return runner, nil, nil // run_tests is served as not configured
 	}
-	repo, err := openRepo(s)
-	if err != nil {
-		return nil, nil, fmt.Errorf("ARROWHEAD_REPO_ROOT: run_tests (ARROWHEAD_EXEC_TEST_COMMAND) needs the repository: %w", err)
+	if repo == nil {
+		return nil, nil, fmt.Errorf("ARROWHEAD_REPO_ROOT: run_tests (ARROWHEAD_EXEC_TEST_COMMAND) needs the repository: %w", fs.ErrRepoRootMissing)
 	}
-	rt.closers = append(rt.closers, func(context.Context) error { return repo.Close() })
 	return runner, repo, nil
-}
-
-// openRepo opens the read-only repository jail the settings describe.
-func openRepo(s *settings.Settings) (*fs.Repo, error) {
-	return fs.OpenRepo(fs.RepoConfig{
-		Root:         s.RepoRoot,
-		Extensions:   s.RepoAllowedExtensions,
-		ExcludedDirs: s.RepoExcludedDirs,
-		MaxFileBytes: int64(s.RepoMaxFileBytes),
-	})
 }

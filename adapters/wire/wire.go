@@ -36,6 +36,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
 	"github.com/arrowhead-go/arrowhead/core/tools/exectools"
 	"github.com/arrowhead-go/arrowhead/core/tools/notify"
+	"github.com/arrowhead-go/arrowhead/core/tools/repo"
 	"github.com/arrowhead-go/arrowhead/policies"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -193,11 +194,15 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, errors.New("ARROWHEAD_DOCS_ROOT: the document corpus cannot be opened")
 	}
+	repoStore, tagger, err := rt.openRepo(s)
+	if err != nil {
+		return nil, err
+	}
 	conn, err := rt.openData(ctx, s, egress)
 	if err != nil {
 		return nil, err
 	}
-	runner, repo, err := rt.openExec(ctx, s)
+	runner, execRepo, err := rt.openExec(ctx, s, repoStore)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +219,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		Metrics:    tel.Metrics(),
 		Clock:      clock,
 		Families: families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn,
-			runner: runner, repo: repo, notify: notifyPorts}),
+			runner: runner, execRepo: execRepo, notify: notifyPorts, repo: repoStore, tagger: tagger}),
 	})
 	if err != nil {
 		return nil, err
@@ -229,10 +234,14 @@ type familyPorts struct {
 	corpus     ports.DocumentStore
 	authorizer ports.Authorizer
 	connectors
-	// runner and repo are the exec family's; nil unless it is served.
-	runner ports.Runner
+	// runner and execRepo are the exec family's; nil unless it is served.
+	runner   ports.Runner
+	execRepo ports.RepoStore
+	notify   notify.Ports
+	// repo is nil when ARROWHEAD_REPO_ROOT names no directory; tagger is
+	// nil without universal-ctags on PATH.
 	repo   ports.RepoStore
-	notify notify.Ports
+	tagger ports.SymbolTagger
 }
 
 // families is every family with the ports it uses: one line per family.
@@ -244,8 +253,9 @@ func families(s *settings.Settings, p familyPorts) []core.Member {
 		docs.Family.With(docs.Ports{Store: p.corpus, Egress: p.egress, Authorizer: p.authorizer, Scanner: scanner}),
 		data.Family.With(data.Ports{Authorizer: p.authorizer, Vetter: sqlguard.New(sqlguard.Config{MaxLength: s.SQLQueryMaxLength}),
 			Embedder: p.embedder, Documents: p.corpus, SQL: p.sql, Vectors: p.vectors, Writer: p.writer}),
-		exectools.Family.With(exectools.Ports{Runner: p.runner, Authorizer: p.authorizer, Scanner: scanner, Repo: p.repo}),
+		exectools.Family.With(exectools.Ports{Runner: p.runner, Authorizer: p.authorizer, Scanner: scanner, Repo: p.execRepo}),
 		notify.Family.With(p.notify),
+		repo.Family.With(repo.Ports{Repo: p.repo, Authorizer: p.authorizer, Tagger: p.tagger}),
 	}
 }
 

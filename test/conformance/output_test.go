@@ -27,7 +27,20 @@ func TestOutputsMatchTheirSchemas(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(sandbox, "a.txt"), []byte("hello"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	repo := filepath.Join(base, "repo")
+	for rel, body := range map[string]string{
+		"go.mod": "module example.com/m\n", "lib/lib.go": "package lib\n\nimport \"fmt\"\n\nfunc Hello() { fmt.Println(\"refunds\") }\n",
+		"src/app.py": "import os\n\nclass App:\n    def run(self):\n        return 'refunds'\n", "web/a.js": "function hi() {}\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(repo, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(repo, rel), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	env := map[string]string{
+		"ARROWHEAD_REPO_ROOT": repo,
 		"ARROWHEAD_JAIL_ROOT": sandbox, "ARROWHEAD_DOCS_ROOT": filepath.Join(base, "docs"), "ARROWHEAD_DATA_DIR": filepath.Join(base, "data"),
 		"ARROWHEAD_PGVECTOR_COLLECTIONS": "doc_chunks", "ARROWHEAD_EMBEDDING_DIMENSIONS": "16", "ARROWHEAD_RATE_LIMIT_ENABLED": "false",
 	}
@@ -75,6 +88,10 @@ func TestOutputsMatchTheirSchemas(t *testing.T) {
 		{"vector_search", map[string]any{"collection": "doc_chunks", "embedding": embedding, "k": 3}},
 		{"vector_query", map[string]any{"collection": "doc_chunks", "query": "refunds"}},
 		{"hybrid_query", map[string]any{"collection": "doc_chunks", "query": "refunds"}},
+		{"code_search", map[string]any{"query": "refunds"}},
+		{"code_read", map[string]any{"path": "src/app.py", "start_line": 3, "end_line": 0}},
+		{"symbol_map", map[string]any{}},
+		{"dependency_graph", map[string]any{}},
 	}
 	seen := map[string]bool{}
 	for _, call := range calls {
