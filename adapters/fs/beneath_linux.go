@@ -26,7 +26,7 @@ const beneathRetries = 3
 // or returns nil when the kernel has no openat2 (before Linux 5.6, or
 // under a seccomp filter that refuses it): reads then take the portable
 // path. The handle must be the directory r holds.
-func openBeneath(r *os.Root, dir string) *os.File {
+func openBeneath(r *os.Root, dir string) *beneathRoot {
 	f, err := os.Open(dir)
 	if err != nil {
 		return nil
@@ -43,7 +43,28 @@ func openBeneath(r *os.Root, dir string) *os.File {
 		return nil
 	}
 	unix.Close(fd)
-	return f
+	return &beneathRoot{f: f, fd: int(f.Fd())}
+}
+
+// open resolves clean beneath the root, retrying a lookup a rename raced.
+// A closed root answers EBADF.
+func (b *beneathRoot) open(clean string) (int, error) {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closed {
+		return -1, unix.EBADF
+	}
+	for attempt := 0; ; attempt++ {
+		fd, err := unix.Openat2(b.fd, clean, &unix.OpenHow{
+			// O_NONBLOCK keeps a FIFO from blocking the open; the fstat
+			// after it refuses one.
+			Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY,
+			Resolve: beneathResolve,
+		})
+		if err == nil || attempt == beneathRetries || !(errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR)) {
+			return fd, err
+		}
+	}
 }
 
 // readBeneath reads the served file clean (already validated lexically
@@ -52,26 +73,14 @@ func openBeneath(r *os.Root, dir string) *os.File {
 // caller must take the portable path instead (a rename kept racing the
 // lookup).
 func (t *tree) readBeneath(clean string, maxBytes int64, buf []byte) (data []byte, info ports.FileInfo, ok bool, err error) {
-	var fd int
-	for attempt := 0; ; attempt++ {
-		fd, err = unix.Openat2(int(t.beneath.Fd()), clean, &unix.OpenHow{
-			// O_NONBLOCK keeps a FIFO from blocking the open; the fstat
-			// below refuses it.
-			Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_CLOEXEC | unix.O_NOCTTY,
-			Resolve: beneathResolve,
-		})
-		if err == nil {
-			break
-		}
-		switch {
-		case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
-			if attempt < beneathRetries {
-				continue
-			}
-			return nil, ports.FileInfo{}, false, nil
-		case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV):
-			return nil, ports.FileInfo{}, true, ports.ErrOutsideJail
-		}
+	fd, err := t.beneath.open(clean)
+	switch {
+	case err == nil:
+	case errors.Is(err, unix.EAGAIN) || errors.Is(err, unix.EINTR):
+		return nil, ports.FileInfo{}, false, nil
+	case errors.Is(err, unix.ELOOP), errors.Is(err, unix.EXDEV):
+		return nil, ports.FileInfo{}, true, ports.ErrOutsideJail
+	default:
 		return nil, ports.FileInfo{}, true, ports.ErrNotFound
 	}
 	f := os.NewFile(uintptr(fd), "")

@@ -10,7 +10,7 @@ import (
 
 // openBeneath has no kernel support to offer outside Linux: reads take the
 // portable path.
-func openBeneath(*os.Root, string) *os.File { return nil }
+func openBeneath(*os.Root, string) *beneathRoot { return nil }
 
 func (t *tree) readBeneath(string, int64, []byte) ([]byte, ports.FileInfo, bool, error) {
 	return nil, ports.FileInfo{}, false, nil

@@ -4,7 +4,7 @@ package fs
 // a kernel without openat2, so the contract suite covers both read paths.
 func WithoutBeneath(r *Repo) {
 	if r.beneath != nil {
-		r.beneath.Close()
+		r.beneath.close()
 		r.beneath = nil
 	}
 }

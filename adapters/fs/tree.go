@@ -9,6 +9,7 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/arrowhead-go/arrowhead/core/search"
@@ -44,13 +45,33 @@ type tree struct {
 	// root directory from which a read resolves its whole path in one
 	// call, the kernel refusing symlinks and escapes (beneath_linux.go);
 	// nil means every read resolves component by component.
-	beneath *os.File
+	beneath *beneathRoot
+}
+
+// beneathRoot is the root directory handle openat2 resolves from. Reads
+// hold it shared and close takes it exclusively, so a read that outlives
+// the store (a search's read-ahead finishing after its caller) never uses
+// a descriptor number the process has since reused.
+type beneathRoot struct {
+	mu     sync.RWMutex
+	f      *os.File
+	fd     int
+	closed bool
+}
+
+func (b *beneathRoot) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.closed {
+		b.closed = true
+		b.f.Close()
+	}
 }
 
 // close releases the root handles.
 func (t *tree) close() error {
 	if t.beneath != nil {
-		t.beneath.Close()
+		t.beneath.close()
 	}
 	return t.root.Close()
 }
