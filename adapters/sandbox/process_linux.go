@@ -106,11 +106,13 @@ func runProcess(ctx context.Context, cmd *exec.Cmd, stdin []byte, wall time.Dura
 	stopCancel := context.AfterFunc(ctx, g.kill)
 
 	waitExited(g.pid)
-	g.killAndSeal()
-	_ = cmd.Wait() // the status is read from ProcessState below
+	// Stopped before anything else, so a command that exits just inside
+	// its budget is not reported as timed out.
 	timer.Stop()
 	stopCancel()
 	elapsed := time.Since(start)
+	g.killAndSeal()
+	_ = cmd.Wait() // the status is read from ProcessState below
 
 	drained := make(chan struct{})
 	go func() {
