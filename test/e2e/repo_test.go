@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -16,6 +18,7 @@ func repoTree(t *testing.T) string {
 		"src/app.py":          "import os\n\nclass App:\n    def run(self):\n        return 'needle'\n",
 		"lib/lib.go":          "package lib\n\nimport \"fmt\"\n\nfunc Hello() { fmt.Println(\"needle\") }\n",
 		"go.mod":              "module example.com/demo\n",
+		"web/app.js":          "function greet() {\n  return 'hi';\n}\n",
 		".git/config":         "[remote]\nurl = https://" + canary + "@example.com/needle.git\n",
 		"node_modules/m/i.js": "// needle " + canary + "\n",
 		"bin/blob.go":         "package blob // needle\x00" + canary,
@@ -57,6 +60,18 @@ func TestRepoToolsOverStdio(t *testing.T) {
 			r = call(t, c, "symbol_map", map[string]any{})
 			if got := text(r); r.IsError || !strings.Contains(got, "src/app.py:4-5: method App.run") || !strings.Contains(got, "lib/lib.go:5-5: function Hello") {
 				t.Fatalf("symbol_map: %s", got)
+			}
+			// Other languages go to Universal Ctags when it is on PATH
+			// (CI installs it), else to the line heuristic.
+			want := "line-heuristic"
+			if _, err := exec.LookPath("ctags"); err == nil {
+				want = "universal-ctags"
+			} else if os.Getenv("ARROWHEAD_REQUIRE_INTEGRATION") == "1" {
+				t.Fatal("universal-ctags is not installed")
+			}
+			sc, _ := r.StructuredContent.(map[string]any)
+			if ex, _ := sc["extractor"].([]any); !slices.Contains(ex, any(want)) || !strings.Contains(text(r), "web/app.js:1-") {
+				t.Fatalf("symbol_map extractors %v, want %s: %s", sc["extractor"], want, text(r))
 			}
 			r = call(t, c, "dependency_graph", map[string]any{})
 			if got := text(r); r.IsError || !strings.Contains(got, "app -> os (external)") || !strings.Contains(got, "example.com/demo/lib -> fmt (external)") {
