@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -114,12 +114,11 @@ var (
 	ErrVectorK          = errors.New("k is outside the allowed range")
 	ErrVectorTooLarge   = errors.New("a vector index size limit was reached")
 	ErrVectorConfig     = errors.New("invalid vector index configuration")
-	ErrVectorCorrupt    = errors.New("vector index file is corrupt")
-	ErrVectorLocked     = errors.New("vector index directory is in use by another process")
+	ErrVectorCorrupt    = errors.New("vector index data is corrupt")
 )
 
 // identifierPattern is the strict guard every collection name passes: it
-// becomes a directory name here and a table name in Postgres.
+// becomes a bucket name here and a table name in Postgres.
 var identifierPattern = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 func vectorErr(kind ports.VectorErrorKind, err error) error {
@@ -128,9 +127,10 @@ func vectorErr(kind ports.VectorErrorKind, err error) error {
 
 // VectorIndexConfig configures an embedded vector index.
 type VectorIndexConfig struct {
-	// Dir holds one directory per collection (Dir/<collection>/). Empty
-	// keeps the index in memory only, which suits tests and nothing else.
-	Dir string
+	// Store is the index's namespace of the embedded store (one bucket per
+	// collection). Nil keeps the index in memory only, which suits tests
+	// and nothing else.
+	Store *bolt.Namespace
 	// Collections is the allow-list (ARROWHEAD_PGVECTOR_COLLECTIONS); each
 	// name passes the strict identifier guard.
 	Collections []string
@@ -140,12 +140,14 @@ type VectorIndexConfig struct {
 	MaxK int
 }
 
+// VectorNamespace is the index's namespace in the embedded store.
+const VectorNamespace = "vectors"
+
 // VectorIndexConfigFromSettings maps the settings onto an index
-// configuration. The index lives under ARROWHEAD_DATA_DIR/vectors so other
-// stores can share the data directory without meeting a collection name.
+// configuration; the caller sets Store to the VectorNamespace of the
+// embedded store under ARROWHEAD_DATA_DIR.
 func VectorIndexConfigFromSettings(s settings.Settings) VectorIndexConfig {
 	return VectorIndexConfig{
-		Dir:         filepath.Join(s.DataDir, "vectors"),
 		Collections: slices.Clone(s.VectorCollections()),
 		Dimensions:  s.EmbeddingDimensions,
 		MaxK:        s.PgvectorMaxK,
@@ -154,8 +156,8 @@ func VectorIndexConfigFromSettings(s settings.Settings) VectorIndexConfig {
 
 // VectorIndex is the embedded implementation of ports.VectorReader and
 // ports.VectorWriter: per collection and tenant, chunks in memory with a
-// flat vector table scanned exactly and a BM25 keyword index, persisted as a
-// checksummed write-ahead log plus snapshot (see vectors_persist.go).
+// flat vector table scanned exactly and a BM25 keyword index, persisted in
+// the embedded store (see vectors_store.go).
 //
 // It is safe for concurrent use: reads of a collection share its lock,
 // writes hold it exclusively, and a write is on disk (fsynced) before it is
@@ -164,7 +166,6 @@ type VectorIndex struct {
 	dim         int
 	maxK        int
 	collections map[string]*vcollection
-	dir         *vdir // nil when memory-only
 
 	mu     sync.RWMutex // guards closed
 	closed bool
@@ -176,8 +177,8 @@ var (
 )
 
 // OpenVectorIndex validates cfg, then loads every allow-listed collection
-// found under cfg.Dir (creating the directories it lacks). A corrupt or
-// foreign file is refused with ErrVectorCorrupt rather than half-loaded.
+// from cfg.Store (creating the buckets it lacks). A damaged collection is
+// refused with ErrVectorCorrupt rather than half-loaded.
 func OpenVectorIndex(ctx context.Context, cfg VectorIndexConfig) (*VectorIndex, error) {
 	if cfg.Dimensions < 1 || cfg.Dimensions > MaxVectorDimensions {
 		return nil, fmt.Errorf("%w: dimensions must be between 1 and %d", ErrVectorConfig, MaxVectorDimensions)
@@ -202,49 +203,26 @@ func OpenVectorIndex(ctx context.Context, cfg VectorIndexConfig) (*VectorIndex, 
 		}
 		x.collections[name] = newCollection(name, cfg.Dimensions)
 	}
-	if cfg.Dir == "" {
+	if cfg.Store == nil {
 		return x, nil
 	}
-	d, err := openVDir(cfg.Dir)
-	if err != nil {
-		return nil, err
-	}
-	x.dir = d
 	for _, name := range slices.Sorted(maps.Keys(x.collections)) {
-		if err := ctx.Err(); err != nil {
-			_ = x.Close()
-			return nil, err
-		}
-		if err := d.load(x.collections[name]); err != nil {
-			_ = x.Close()
+		c := x.collections[name]
+		c.store = &vstore{ns: cfg.Store, name: []byte(name)}
+		if err := c.store.load(ctx, c); err != nil {
 			return nil, err
 		}
 	}
 	return x, nil
 }
 
-// Close releases the files and the directory lock. Calls after Close fail
-// with VectorUnavailable.
+// Close ends the index: calls after it fail with VectorUnavailable. The
+// embedded store is its owner's to close, after the index.
 func (x *VectorIndex) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.closed {
-		return nil
-	}
 	x.closed = true
-	var errs []error
-	for _, c := range x.collections {
-		c.mu.Lock()
-		if c.log != nil {
-			errs = append(errs, c.log.close())
-			c.log = nil
-		}
-		c.mu.Unlock()
-	}
-	if x.dir != nil {
-		errs = append(errs, x.dir.close())
-	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // collection returns the named collection, or a refusal. The caller holds
@@ -417,16 +395,16 @@ func (x *VectorIndex) Upsert(ctx context.Context, collection string, chunks []po
 	c.mu.Lock()
 	x.mu.RUnlock()
 	defer c.mu.Unlock()
-	if err := c.plan(norm); err != nil {
+	count, err := c.plan(norm)
+	if err != nil {
 		return err
 	}
-	if c.log != nil {
-		if err := c.log.appendUpsert(c, norm); err != nil {
+	if c.store != nil {
+		if err := c.store.upsert(ctx, c, norm, count); err != nil {
 			return err
 		}
 	}
 	c.applyUpsert(norm)
-	c.maybeCompact()
 	return nil
 }
 
@@ -458,23 +436,21 @@ func (x *VectorIndex) Truncate(ctx context.Context, collection, tenant, source s
 	if t == nil {
 		return nil
 	}
-	doomed := false
+	var doomed []int
 	for idx := range t.bySource[source] {
 		if idx >= keep {
-			doomed = true
-			break
+			doomed = append(doomed, idx)
 		}
 	}
-	if !doomed {
+	if len(doomed) == 0 {
 		return nil
 	}
-	if c.log != nil {
-		if err := c.log.appendTruncate(c, tenant, source, keep); err != nil {
+	if c.store != nil {
+		if err := c.store.truncate(ctx, c, tenant, source, doomed, c.chunks-len(doomed)); err != nil {
 			return err
 		}
 	}
 	c.applyTruncate(tenant, source, keep)
-	c.maybeCompact()
 	return nil
 }
 
@@ -581,7 +557,7 @@ func ctxVectorErr(err error) error {
 // ---- collections ----
 
 // vcollection is one collection: its tenants and the bookkeeping its limits
-// need. mu guards everything; log is its persistence (nil in memory).
+// need. mu guards everything; store is its persistence (nil in memory).
 type vcollection struct {
 	name string
 	dim  int
@@ -591,7 +567,7 @@ type vcollection struct {
 	owner        map[string]*vtenant // chunk id -> its tenant, across tenants
 	chunks       int
 	contentBytes int64
-	log          *vlog
+	store        *vstore
 }
 
 func newCollection(name string, dim int) *vcollection {
@@ -605,8 +581,8 @@ type position struct {
 
 // plan checks an upsert against the limits and the uniqueness of ids and
 // positions, replaying it in order over the current state without changing
-// anything.
-func (c *vcollection) plan(chunks []ports.Chunk) error {
+// anything, and returns the collection's chunk count after it.
+func (c *vcollection) plan(chunks []ports.Chunk) (int, error) {
 	idTenant := map[string]string{} // id -> tenant, as of the planned step
 	idPos := map[string]position{}  // id -> position, as of the planned step
 	posID := map[position]string{}  // position -> id ("" = freed)
@@ -628,7 +604,7 @@ func (c *vcollection) plan(chunks []ports.Chunk) error {
 			oldBytes = len(t.chunks[slot].content)
 		}
 		if existed && tenant != ch.Tenant {
-			return vectorErr(ports.VectorFailed, ErrVectorIDConflict)
+			return 0, vectorErr(ports.VectorFailed, ErrVectorIDConflict)
 		}
 		holder, planned := posID[pos]
 		if !planned {
@@ -639,7 +615,7 @@ func (c *vcollection) plan(chunks []ports.Chunk) error {
 			}
 		}
 		if holder != "" && holder != ch.ID {
-			return vectorErr(ports.VectorFailed, ErrVectorIDConflict)
+			return 0, vectorErr(ports.VectorFailed, ErrVectorIDConflict)
 		}
 		if existed && oldPos != pos {
 			posID[oldPos] = ""
@@ -657,9 +633,9 @@ func (c *vcollection) plan(chunks []ports.Chunk) error {
 		}
 	}
 	if chunks0 > MaxVectorChunks || bytes0 > MaxVectorCollectionBytes || len(c.tenants)+len(newTenants) > MaxVectorTenants {
-		return vectorErr(ports.VectorLimit, ErrVectorTooLarge)
+		return 0, vectorErr(ports.VectorLimit, ErrVectorTooLarge)
 	}
-	return nil
+	return chunks0, nil
 }
 
 // applyUpsert applies a planned (or replayed) upsert. Embeddings are unit

@@ -4,14 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/vectortest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
@@ -24,8 +22,8 @@ const (
 	vecTestMaxK       = 20
 )
 
-func vecTestConfig(dir string) inmem.VectorIndexConfig {
-	return inmem.VectorIndexConfig{Dir: dir, Collections: []string{vecTestCollection, "other_chunks"}, Dimensions: vecTestDims, MaxK: vecTestMaxK}
+func vecTestConfig() inmem.VectorIndexConfig {
+	return inmem.VectorIndexConfig{Collections: []string{vecTestCollection, "other_chunks"}, Dimensions: vecTestDims, MaxK: vecTestMaxK}
 }
 
 func openVecIndex(t testing.TB, cfg inmem.VectorIndexConfig) *inmem.VectorIndex {
@@ -38,20 +36,53 @@ func openVecIndex(t testing.TB, cfg inmem.VectorIndexConfig) *inmem.VectorIndex 
 	return x
 }
 
+// openStored opens the embedded store in dir and cfg's index on it; done
+// closes both, the index first.
+func openStored(dir string, cfg inmem.VectorIndexConfig) (x *inmem.VectorIndex, done func() error, err error) {
+	store, err := bolt.Open(bolt.Config{Dir: dir})
+	if err != nil {
+		return nil, nil, err
+	}
+	ns, err := store.Namespace(inmem.VectorNamespace)
+	if err == nil {
+		cfg.Store = ns
+		x, err = inmem.OpenVectorIndex(context.Background(), cfg)
+	}
+	if err != nil {
+		_ = store.Close()
+		return nil, nil, err
+	}
+	return x, func() error { return errors.Join(x.Close(), store.Close()) }, nil
+}
+
+// mustOpenStored is openStored that fails the test, closed when it ends.
+func mustOpenStored(t testing.TB, dir string, cfg inmem.VectorIndexConfig) (*inmem.VectorIndex, func() error) {
+	t.Helper()
+	x, done, err := openStored(dir, cfg)
+	if err != nil {
+		t.Fatalf("opening the stored index: %v (%v)", err, errors.Unwrap(err))
+	}
+	var once sync.Once
+	var closeErr error
+	closeOnce := func() error { once.Do(func() { closeErr = done() }); return closeErr }
+	t.Cleanup(func() { _ = closeOnce() })
+	return x, closeOnce
+}
+
 func vecContractConfig() vectortest.Config {
 	return vectortest.Config{Collection: vecTestCollection, Disallowed: "not_listed", Dimensions: vecTestDims, MaxK: vecTestMaxK}
 }
 
 func TestVectorIndexContractInMemory(t *testing.T) {
 	vectortest.Run(t, vecContractConfig(), func(t *testing.T) (ports.VectorReader, ports.VectorWriter) {
-		x := openVecIndex(t, vecTestConfig(""))
+		x := openVecIndex(t, vecTestConfig())
 		return x, x
 	})
 }
 
 func TestVectorIndexContractPersisted(t *testing.T) {
 	vectortest.Run(t, vecContractConfig(), func(t *testing.T) (ports.VectorReader, ports.VectorWriter) {
-		x := openVecIndex(t, vecTestConfig(t.TempDir()))
+		x, _ := mustOpenStored(t, t.TempDir(), vecTestConfig())
 		return x, x
 	})
 }
@@ -60,23 +91,24 @@ func TestVectorIndexContractPersisted(t *testing.T) {
 // from disk, so the contract runs against what was persisted, not what
 // happens to be in memory.
 type reopening struct {
-	t   *testing.T
-	cfg inmem.VectorIndexConfig
-	mu  sync.Mutex
-	x   *inmem.VectorIndex
+	t    *testing.T
+	dir  string
+	mu   sync.Mutex
+	x    *inmem.VectorIndex
+	done func() error
 }
 
 func (r *reopening) fresh() *inmem.VectorIndex {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if err := r.x.Close(); err != nil {
+	if err := r.done(); err != nil {
 		r.t.Fatalf("Close: %v", err)
 	}
-	x, err := inmem.OpenVectorIndex(context.Background(), r.cfg)
+	x, done, err := openStored(r.dir, vecTestConfig())
 	if err != nil {
 		r.t.Fatalf("reopening: %v", err)
 	}
-	r.x = x
+	r.x, r.done = x, done
 	return x
 }
 
@@ -112,13 +144,17 @@ func (r *reopening) Truncate(ctx context.Context, c, tenant, source string, keep
 
 func TestVectorIndexContractAcrossRestarts(t *testing.T) {
 	vectortest.Run(t, vecContractConfig(), func(t *testing.T) (ports.VectorReader, ports.VectorWriter) {
-		cfg := vecTestConfig(t.TempDir())
-		x, err := inmem.OpenVectorIndex(context.Background(), cfg)
+		dir := t.TempDir()
+		x, done, err := openStored(dir, vecTestConfig())
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := &reopening{t: t, cfg: cfg, x: x}
-		t.Cleanup(func() { _ = r.current().Close() })
+		r := &reopening{t: t, dir: dir, x: x, done: done}
+		t.Cleanup(func() {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			_ = r.done()
+		})
 		return r, r
 	})
 }
@@ -151,8 +187,8 @@ func TestVectorIndexConfigValidation(t *testing.T) {
 func TestVectorIndexConfigFromSettings(t *testing.T) {
 	s := settings.Settings{DataDir: "/var/lib/arrowhead", PgvectorCollections: []string{"doc_chunks"}, EmbeddingDimensions: 384, PgvectorMaxK: 25}
 	got := inmem.VectorIndexConfigFromSettings(s)
-	want := inmem.VectorIndexConfig{Dir: "/var/lib/arrowhead/vectors", Collections: []string{"doc_chunks"}, Dimensions: 384, MaxK: 25}
-	if got.Dir != want.Dir || !slices.Equal(got.Collections, want.Collections) || got.Dimensions != want.Dimensions || got.MaxK != want.MaxK {
+	want := inmem.VectorIndexConfig{Collections: []string{"doc_chunks"}, Dimensions: 384, MaxK: 25}
+	if got.Store != nil || !slices.Equal(got.Collections, want.Collections) || got.Dimensions != want.Dimensions || got.MaxK != want.MaxK {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 }
@@ -192,7 +228,7 @@ func unitVec(i int) []float32 {
 }
 
 func TestVectorIndexContentLimit(t *testing.T) {
-	x := openVecIndex(t, vecTestConfig(""))
+	x := openVecIndex(t, vecTestConfig())
 	ctx := context.Background()
 	big := strings.Repeat("x", inmem.MaxVectorContentBytes+1)
 	err := x.Upsert(ctx, vecTestCollection, []ports.Chunk{vecChunk("t", "a.md", 0, big, unitVec(0))})
@@ -215,7 +251,7 @@ func TestVectorIndexChunkLimit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("fills a collection to its limit")
 	}
-	x := openVecIndex(t, vecTestConfig(""))
+	x := openVecIndex(t, vecTestConfig())
 	ctx := context.Background()
 	const batch = 5000
 	for start := 0; start < inmem.MaxVectorChunks; start += batch {
@@ -248,7 +284,7 @@ func TestVectorIndexChunkLimit(t *testing.T) {
 }
 
 func TestVectorIndexTenantLimit(t *testing.T) {
-	x := openVecIndex(t, vecTestConfig(""))
+	x := openVecIndex(t, vecTestConfig())
 	ctx := context.Background()
 	chunks := make([]ports.Chunk, 0, inmem.MaxVectorTenants)
 	for i := range inmem.MaxVectorTenants {
@@ -271,301 +307,10 @@ func TestVectorIndexTenantLimit(t *testing.T) {
 	}
 }
 
-// ---- lifecycle and persistence ----
-
-func TestVectorIndexClosed(t *testing.T) {
-	x, err := inmem.OpenVectorIndex(context.Background(), vecTestConfig(t.TempDir()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := x.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := x.Close(); err != nil {
-		t.Errorf("second Close: %v", err)
-	}
-	_, err = x.Search(context.Background(), vecTestCollection, "t", unitVec(0), 1)
-	wantVecKind(t, err, ports.VectorUnavailable)
-	wantVecKind(t, x.Upsert(context.Background(), vecTestCollection, []ports.Chunk{vecChunk("t", "a", 0, "c", unitVec(0))}), ports.VectorUnavailable)
-}
-
-func TestVectorIndexCancelledContext(t *testing.T) {
-	x := openVecIndex(t, vecTestConfig(""))
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	_, err := x.Search(ctx, vecTestCollection, "t", unitVec(0), 1)
-	if !errors.Is(err, context.Canceled) {
-		t.Errorf("Search: %v", err)
-	}
-	if err := x.Upsert(ctx, vecTestCollection, []ports.Chunk{vecChunk("t", "a", 0, "c", unitVec(0))}); !errors.Is(err, context.Canceled) {
-		t.Errorf("Upsert: %v", err)
-	}
-}
-
-func TestVectorIndexLocksItsDirectory(t *testing.T) {
-	dir := t.TempDir()
-	x := openVecIndex(t, vecTestConfig(dir))
-	_, err := inmem.OpenVectorIndex(context.Background(), vecTestConfig(dir))
-	if !errors.Is(err, inmem.ErrVectorLocked) {
-		t.Fatalf("second open: %v, want ErrVectorLocked", err)
-	}
-	wantVecKind(t, err, ports.VectorUnavailable)
-	if err := x.Close(); err != nil {
-		t.Fatal(err)
-	}
-	y := openVecIndex(t, vecTestConfig(dir))
-	_ = y
-}
-
-func TestVectorIndexFilesArePrivate(t *testing.T) {
-	dir := t.TempDir()
-	x := openVecIndex(t, vecTestConfig(dir))
-	if err := x.Upsert(context.Background(), vecTestCollection, []ports.Chunk{vecChunk("t", "a", 0, "c", unitVec(0))}); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{vecTestCollection, filepath.Join(vecTestCollection, "index.wal")} {
-		st, err := os.Stat(filepath.Join(dir, name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.Mode().Perm()&0o077 != 0 {
-			t.Errorf("%s has mode %v, want no group or other access", name, st.Mode().Perm())
-		}
-	}
-}
-
-// snapshotOf reads everything a tenant has, for comparing stores.
-func snapshotOf(t *testing.T, x *inmem.VectorIndex, tenant string) []string {
-	t.Helper()
-	ctx := context.Background()
-	srcs, err := x.Sources(ctx, vecTestCollection, tenant, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, s := range srcs {
-		h, err := x.Hashes(ctx, vecTestCollection, tenant, s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, i := range slices.Sorted(maps.Keys(h)) {
-			out = append(out, fmt.Sprintf("%s#%d=%s", s, i, h[i]))
-		}
-	}
-	hits, err := x.Search(ctx, vecTestCollection, tenant, unitVec(2), vecTestMaxK)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range hits {
-		out = append(out, fmt.Sprintf("hit %s %s#%d %.5f %q", h.ID, h.Source, h.Index, h.Score, h.Content))
-	}
-	return out
-}
-
-func TestVectorIndexCompactionAndReload(t *testing.T) {
-	dir := t.TempDir()
-	cfg := vecTestConfig(dir)
-	x, err := inmem.OpenVectorIndex(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	// About 12 MiB of log: past the compaction threshold.
-	pad := strings.Repeat("lorem ipsum dolor sit amet ", 2200)
-	for i := range 200 {
-		c := vecChunk("t", fmt.Sprintf("doc%d.md", i%20), i/20, fmt.Sprintf("%s %d", pad, i), unitVec(i))
-		if err := x.Upsert(ctx, vecTestCollection, []ports.Chunk{c}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if _, err := os.Stat(filepath.Join(dir, vecTestCollection, "index.snap")); err != nil {
-		t.Fatalf("no snapshot after 12 MiB of writes: %v", err)
-	}
-	walInfo, err := os.Stat(filepath.Join(dir, vecTestCollection, "index.wal"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if walInfo.Size() > 8<<20 {
-		t.Errorf("log is %d bytes after compaction", walInfo.Size())
-	}
-	// Writes after the snapshot land in the new log.
-	if err := x.Truncate(ctx, vecTestCollection, "t", "doc3.md", 4); err != nil {
-		t.Fatal(err)
-	}
-	if err := x.Upsert(ctx, vecTestCollection, []ports.Chunk{vecChunk("u", "z.md", 0, "second tenant", unitVec(5))}); err != nil {
-		t.Fatal(err)
-	}
-	want := snapshotOf(t, x, "t")
-	wantU := snapshotOf(t, x, "u")
-	if err := x.Close(); err != nil {
-		t.Fatal(err)
-	}
-	y := openVecIndex(t, cfg)
-	if got := snapshotOf(t, y, "t"); !slices.Equal(got, want) {
-		t.Errorf("after reload:\n got %d lines\nwant %d lines", len(got), len(want))
-	}
-	if got := snapshotOf(t, y, "u"); !slices.Equal(got, wantU) {
-		t.Errorf("tenant u after reload: %v, want %v", got, wantU)
-	}
-	hits, err := y.Hybrid(ctx, vecTestCollection, "t", "lorem", unitVec(0), 3, ports.HybridOptions{RRFK: 60, CandidateMultiplier: 2})
-	if err != nil || len(hits) != 3 {
-		t.Errorf("hybrid after reload: %v, %v", hits, err)
-	}
-}
-
-// vecWriteSome creates an index in dir with a few writes and closes it.
-func vecWriteSome(t *testing.T, dir string) {
-	t.Helper()
-	x, err := inmem.OpenVectorIndex(context.Background(), vecTestConfig(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range 3 {
-		if err := x.Upsert(context.Background(), vecTestCollection, []ports.Chunk{vecChunk("t", "a.md", i, fmt.Sprintf("chunk %d", i), unitVec(i))}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := x.Close(); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestVectorIndexTornFinalRecordIsDropped(t *testing.T) {
-	dir := t.TempDir()
-	vecWriteSome(t, dir)
-	wal := filepath.Join(dir, vecTestCollection, "index.wal")
-	st, err := os.Stat(wal)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// A crash in the middle of appending the third record.
-	if err := os.Truncate(wal, st.Size()-7); err != nil {
-		t.Fatal(err)
-	}
-	x := openVecIndex(t, vecTestConfig(dir))
-	h, err := x.Hashes(context.Background(), vecTestCollection, "t", "a.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(h) != 2 {
-		t.Fatalf("after a torn record: %v, want chunks 0 and 1", h)
-	}
-	// The log was repaired: new writes survive another restart.
-	if err := x.Upsert(context.Background(), vecTestCollection, []ports.Chunk{vecChunk("t", "a.md", 5, "five", unitVec(5))}); err != nil {
-		t.Fatal(err)
-	}
-	if err := x.Close(); err != nil {
-		t.Fatal(err)
-	}
-	y := openVecIndex(t, vecTestConfig(dir))
-	if h, _ := y.Hashes(context.Background(), vecTestCollection, "t", "a.md"); len(h) != 3 {
-		t.Errorf("after repair and restart: %v", h)
-	}
-}
-
-func TestVectorIndexRefusesCorruptFiles(t *testing.T) {
-	flip := func(off int64) func(t *testing.T, path string) {
-		return func(t *testing.T, path string) {
-			b, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if off < 0 {
-				off += int64(len(b))
-			}
-			b[off] ^= 0x40
-			if err := os.WriteFile(path, b, 0o600); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	cases := map[string]struct {
-		file   string
-		damage func(t *testing.T, path string)
-	}{
-		"log magic":               {"index.wal", flip(0)},
-		"log header checksum":     {"index.wal", flip(17)},
-		"first record length":     {"index.wal", flip(20)},
-		"first record payload":    {"index.wal", flip(40)},
-		"log replaced by garbage": {"index.wal", func(t *testing.T, p string) { _ = os.WriteFile(p, []byte("not a log at all, really not"), 0o600) }},
-		"empty log":               {"index.wal", func(t *testing.T, p string) { _ = os.WriteFile(p, nil, 0o600) }},
-	}
-	for name, tc := range cases {
-		t.Run(name, func(t *testing.T) {
-			dir := t.TempDir()
-			vecWriteSome(t, dir)
-			tc.damage(t, filepath.Join(dir, vecTestCollection, tc.file))
-			_, err := inmem.OpenVectorIndex(context.Background(), vecTestConfig(dir))
-			if !errors.Is(err, inmem.ErrVectorCorrupt) {
-				t.Fatalf("got %v, want ErrVectorCorrupt", err)
-			}
-			if strings.Contains(err.Error(), dir) {
-				t.Errorf("error names the path: %v", err)
-			}
-		})
-	}
-}
-
-func TestVectorIndexRefusesCorruptSnapshot(t *testing.T) {
-	dir := t.TempDir()
-	x, err := inmem.OpenVectorIndex(context.Background(), vecTestConfig(dir))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pad := strings.Repeat("padding words ", 4000)
-	for i := range 150 {
-		if err := x.Upsert(context.Background(), vecTestCollection, []ports.Chunk{vecChunk("t", "a.md", i, pad, unitVec(i))}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := x.Close(); err != nil {
-		t.Fatal(err)
-	}
-	snap := filepath.Join(dir, vecTestCollection, "index.snap")
-	good, err := os.ReadFile(snap)
-	if err != nil {
-		t.Fatalf("no snapshot: %v", err)
-	}
-	for name, mutate := range map[string]func([]byte) []byte{
-		"flipped byte":   func(b []byte) []byte { b[len(b)/2] ^= 1; return b },
-		"flipped count":  func(b []byte) []byte { b[len(b)-5] ^= 1; return b },
-		"truncated":      func(b []byte) []byte { return b[:len(b)-100] },
-		"trailing bytes": func(b []byte) []byte { return append(b, 0) },
-		"wrong magic":    func(b []byte) []byte { b[0] = 'X'; return b },
-		"huge length":    func(b []byte) []byte { b[28], b[29], b[30], b[31] = 0xff, 0xff, 0xff, 0x7f; return b },
-	} {
-		t.Run(name, func(t *testing.T) {
-			if err := os.WriteFile(snap, mutate(slices.Clone(good)), 0o600); err != nil {
-				t.Fatal(err)
-			}
-			_, err := inmem.OpenVectorIndex(context.Background(), vecTestConfig(dir))
-			if !errors.Is(err, inmem.ErrVectorCorrupt) {
-				t.Fatalf("got %v, want ErrVectorCorrupt", err)
-			}
-		})
-	}
-	if err := os.WriteFile(snap, good, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	y := openVecIndex(t, vecTestConfig(dir))
-	if h, err := y.Hashes(context.Background(), vecTestCollection, "t", "a.md"); err != nil || len(h) != 150 {
-		t.Errorf("restored snapshot: %d chunks, %v", len(h), err)
-	}
-}
-
-func TestVectorIndexRefusesOtherDimensions(t *testing.T) {
-	dir := t.TempDir()
-	vecWriteSome(t, dir)
-	cfg := vecTestConfig(dir)
-	cfg.Dimensions = vecTestDims * 2
-	_, err := inmem.OpenVectorIndex(context.Background(), cfg)
-	wantVecKind(t, err, ports.VectorDimension)
-}
-
 // ---- concurrency ----
 
 func TestVectorIndexConcurrentUse(t *testing.T) {
-	x := openVecIndex(t, vecTestConfig(t.TempDir()))
+	x, _ := mustOpenStored(t, t.TempDir(), vecTestConfig())
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	errs := make(chan error, 64)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 
+	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 	"github.com/arrowhead-go/arrowhead/adapters/httpx"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
@@ -54,7 +57,17 @@ func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress po
 		if len(s.VectorCollections()) == 0 {
 			return fd, nil
 		}
-		idx, err := inmem.OpenVectorIndex(ctx, inmem.VectorIndexConfigFromSettings(*s))
+		store, err := rt.embeddedStore(s)
+		if err != nil {
+			return fd, err
+		}
+		ns, err := store.Namespace(inmem.VectorNamespace)
+		if err != nil {
+			return fd, fmt.Errorf("ARROWHEAD_DATA_DIR: %w", err)
+		}
+		cfg := inmem.VectorIndexConfigFromSettings(*s)
+		cfg.Store = ns
+		idx, err := inmem.OpenVectorIndex(ctx, cfg)
 		if err != nil {
 			return fd, fmt.Errorf("ARROWHEAD_DATA_DIR: the embedded vector index cannot be opened: %w", err)
 		}
@@ -95,6 +108,29 @@ func (rt *Runtime) openPool(ctx context.Context, dsn string) (*postgres.Pool, er
 	}
 	rt.closers = append(rt.closers, func(context.Context) error { pool.Close(); return nil })
 	return pool, nil
+}
+
+// embeddedStore opens the one embedded store under ARROWHEAD_DATA_DIR on
+// first use; every in-process durable state shares it (adapters/bolt). A
+// data directory left by a build before it (a vectors/ directory of log
+// and snapshot files) is refused rather than silently ignored.
+func (rt *Runtime) embeddedStore(s *settings.Settings) (*bolt.Store, error) {
+	if rt.store != nil {
+		return rt.store, nil
+	}
+	if _, err := os.Stat(filepath.Join(s.DataDir, "vectors", "LOCK")); err == nil {
+		return nil, errors.New("ARROWHEAD_DATA_DIR holds an embedded vector index in the format of an earlier build (its vectors directory); remove that directory and run doc_index again")
+	}
+	store, err := bolt.Open(bolt.ConfigFromSettings(*s))
+	if err != nil {
+		if errors.Is(err, bolt.ErrLocked) || errors.Is(err, bolt.ErrCorrupt) {
+			return nil, err // both name ARROWHEAD_DATA_DIR
+		}
+		return nil, fmt.Errorf("ARROWHEAD_DATA_DIR: the embedded store cannot be opened: %w", err)
+	}
+	rt.store = store
+	rt.closers = append(rt.closers, func(context.Context) error { return store.Close() })
+	return store, nil
 }
 
 // openEmbedder builds the configured embedder.

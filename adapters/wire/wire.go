@@ -21,6 +21,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/arrowhead-go/arrowhead/adapters/auth"
+	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
 	"github.com/arrowhead-go/arrowhead/adapters/httpx"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
@@ -85,6 +86,7 @@ type Runtime struct {
 	// ARROWHEAD_METRICS_ADDR is empty.
 	MetricsAddr net.Addr
 
+	store   *bolt.Store // the embedded store, once a family needs it
 	closers []func(context.Context) error
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
@@ -60,11 +61,19 @@ func benchCorpus(b *testing.B, root string, totalBytes int) {
 // chunks per second.
 func BenchmarkDocIndex10MBEmbedded(b *testing.B) {
 	benchDocIndex(b, func(b *testing.B, s *settings.Settings) (ports.VectorReader, ports.VectorWriter, func()) {
-		idx, err := inmem.OpenVectorIndex(context.Background(), inmem.VectorIndexConfig{Collections: s.PgvectorCollections, Dimensions: 384, Dir: b.TempDir()})
+		store, err := bolt.Open(bolt.Config{Dir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}
-		return idx, idx, func() { _ = idx.Close() }
+		ns, err := store.Namespace(inmem.VectorNamespace)
+		if err != nil {
+			b.Fatal(err)
+		}
+		idx, err := inmem.OpenVectorIndex(context.Background(), inmem.VectorIndexConfig{Collections: s.PgvectorCollections, Dimensions: 384, Store: ns})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return idx, idx, func() { _ = idx.Close(); _ = store.Close() }
 	})
 }
 
