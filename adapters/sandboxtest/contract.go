@@ -566,7 +566,11 @@ func (s suite) receiptFilesystem(t *testing.T) {
 	if err := os.WriteFile(probe, []byte("host file"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cwd, _ := os.Getwd()
+	// The server's own binary stands for the server's own files.
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
 	tmpName := fmt.Sprintf("exec-contract-tmp-%d-%d", os.Getpid(), time.Now().UnixNano())
 	code := fmt.Sprintf(`import os, json
 def can_read(p):
@@ -581,14 +585,14 @@ def can_write(p):
         return True
     except OSError:
         return False
-print(json.dumps({"probe": can_read(%q), "cwd": os.path.exists(%q), "etc_hostname": os.path.exists("/etc/hostname"),
+print(json.dumps({"probe": can_read(%q), "self": os.path.exists(%q), "etc_hostname": os.path.exists("/etc/hostname"),
   "write_usr": can_write("/usr/arrowhead-contract-probe"), "write_scratch": can_write("here.txt"),
   "write_tmp": can_write("/tmp/" + %q)}))
-`, probe, cwd, tmpName)
+`, probe, self, tmpName)
 	res := s.python(t, code, Limits)
 	var got struct {
 		Probe        bool `json:"probe"`
-		Cwd          bool `json:"cwd"`
+		Self         bool `json:"self"`
 		EtcHostname  bool `json:"etc_hostname"`
 		WriteUsr     bool `json:"write_usr"`
 		WriteScratch bool `json:"write_scratch"`
@@ -610,7 +614,7 @@ print(json.dumps({"probe": can_read(%q), "cwd": os.path.exists(%q), "etc_hostnam
 			t.Error("the receipt says the host filesystem, but a world-readable host file was unreadable")
 		}
 	case ports.FilesystemSystemReadOnly, ports.FilesystemImageReadOnly:
-		if got.Probe || got.Cwd || got.EtcHostname {
+		if got.Probe || got.Self || got.EtcHostname {
 			t.Errorf("the receipt says a confined view, but the command sees host files: %+v", got)
 		}
 		if !got.WriteTmp {

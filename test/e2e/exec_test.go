@@ -1,13 +1,14 @@
 package e2e
 
 import (
+	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/arrowhead-go/arrowhead/adapters/sandbox"
 	"github.com/arrowhead-go/arrowhead/adapters/sandboxtest"
 	"github.com/arrowhead-go/arrowhead/policies"
 )
@@ -24,16 +25,25 @@ var execRepo = map[string]string{
 		"    def test_add(self):\n        open('src/calc.py', 'w').write('changed')\n        self.assertEqual(add(1, 2), 3)\n",
 }
 
-func TestStdioExecFamily(t *testing.T) {
+// requireRunner skips (or fails) t when the runner cannot run here: no
+// bwrap, or no user namespaces for an unprivileged user.
+func requireRunner(t *testing.T, runner string) {
+	t.Helper()
 	sandboxtest.RequirePython(t)
+	_, err := sandbox.New(t.Context(), sandbox.Config{Runner: runner, Workdir: sandboxtest.Workdir(t)})
+	if errors.Is(err, sandbox.ErrUnavailable) {
+		sandboxtest.SkipOrFail(t, "%v", err)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStdioExecFamily(t *testing.T) {
 	for _, runner := range []string{"subprocess", "bubblewrap"} {
-		if runner == "bubblewrap" {
-			if _, err := exec.LookPath("bwrap"); err != nil {
-				sandboxtest.SkipOrFail(t, "bubblewrap is not installed")
-			}
-		}
 		for _, leg := range legs {
 			t.Run(runner+"/"+leg.name, func(t *testing.T) {
+				requireRunner(t, runner)
 				repo := t.TempDir()
 				for rel, body := range execRepo {
 					p := filepath.Join(repo, filepath.FromSlash(rel))
@@ -115,7 +125,7 @@ func TestStdioExecFamilyIsGated(t *testing.T) {
 // scope shows the tools, but only a policy's execute grant runs them; the
 // shipped default policy grants it to nobody.
 func TestHTTPExecNeedsTheExecuteGrant(t *testing.T) {
-	sandboxtest.RequirePython(t)
+	requireRunner(t, "subprocess")
 	grantCI := string(policies.Example("coding-agent.json"))
 	for _, tc := range []struct {
 		name, policy string

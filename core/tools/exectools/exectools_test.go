@@ -3,6 +3,7 @@ package exectools_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -78,6 +79,9 @@ func newEnv(t testing.TB, vars map[string]string, files map[string]string) env {
 		t.Fatal(err)
 	}
 	r, err := sandbox.New(t.Context(), sandbox.Config{Runner: s.ExecRunner, Workdir: sandboxtest.Workdir(t)})
+	if errors.Is(err, sandbox.ErrUnavailable) {
+		sandboxtest.SkipOrFail(t, "%v", err)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
