@@ -21,6 +21,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/embed"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/data"
+	"github.com/arrowhead-go/arrowhead/internal/pgtest"
 	"github.com/arrowhead-go/arrowhead/migrations"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
@@ -110,6 +111,11 @@ func BenchmarkDocIndex10MBPgvector(b *testing.B) {
 		store, err := postgres.NewVectorStore(cfg, pool)
 		if err != nil {
 			b.Fatal(err)
+		}
+		// PGlite refuses a connection that comes while the one above is
+		// still leaving: wait until the pool holds its slot.
+		if !pgtest.Retry(pgtest.SlotWait, func() bool { return store.Health(context.Background()) == ports.HealthOK }) {
+			b.Fatal("the pgvector pool cannot connect")
 		}
 		return store, store, func() {}
 	})
