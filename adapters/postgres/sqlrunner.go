@@ -14,6 +14,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -442,7 +443,7 @@ func textValue(oid uint32, text string) any {
 			return t.Format("2006-01-02T15:04:05.999999999")
 		}
 	default:
-		if elem, ok := arrayElems[oid]; ok {
+		if elem, ok := arrayElems()[oid]; ok {
 			if v, err := parseArray(text, elem); err == nil {
 				return v
 			}
@@ -554,8 +555,10 @@ func jsonSize(v any) int {
 }
 
 // arrayElems maps the array types pgx registers to their element types.
-// Arrays of other types (enums, domains, extension types) stay text.
-var arrayElems = func() map[uint32]uint32 {
+// Arrays of other types (enums, domains, extension types) stay text. It is
+// built on the first array value, not at start-up: a pgx type map costs
+// every process about half a millisecond, and only sql_query needs it.
+var arrayElems = sync.OnceValue(func() map[uint32]uint32 {
 	m := map[uint32]uint32{}
 	tm := pgtype.NewMap()
 	for _, oid := range []uint32{
@@ -579,7 +582,7 @@ var arrayElems = func() map[uint32]uint32 {
 		}
 	}
 	return m
-}()
+})
 
 var errArrayText = errors.New("unexpected array text")
 

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"net"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgvector/pgvector-go"
 
+	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/migrations"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -93,8 +93,9 @@ var (
 	ErrVectorIDConflict = errors.New("chunk id belongs to another tenant")
 )
 
-// vectorIdentifier is the strict identifier guard.
-var vectorIdentifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+// vectorIdentifier is the strict identifier guard, compiled when a
+// pgvector store is first configured rather than in every process.
+var vectorIdentifier = security.LazyRegexp(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // VectorColumns names the columns of a chunk table
 // (ARROWHEAD_PGVECTOR_*_COLUMN): the columns the migrations create.
@@ -281,7 +282,7 @@ func NewVectorStore(cfg VectorConfig, pool *Pool) (*VectorStore, error) {
 	}
 	seen := map[string]bool{}
 	for _, n := range named {
-		if !vectorIdentifier.MatchString(n.name) {
+		if !vectorIdentifier().MatchString(n.name) {
 			return nil, fmt.Errorf("%w: the %s column name must be a lowercase identifier", ErrVectorConfig, n.what)
 		}
 		if seen[n.name] {
@@ -295,7 +296,7 @@ func NewVectorStore(cfg VectorConfig, pool *Pool) (*VectorStore, error) {
 	}
 	s := &VectorStore{pool: pool, name: name, tables: map[string]vectorTable{}, dim: cfg.Dimensions, maxK: maxK, timeout: timeout}
 	for i, name := range cfg.Collections {
-		if !vectorIdentifier.MatchString(name) {
+		if !vectorIdentifier().MatchString(name) {
 			return nil, fmt.Errorf("%w: collection %d is not a lowercase identifier", ErrVectorConfig, i+1)
 		}
 		if _, dup := s.tables[name]; dup {
@@ -714,7 +715,7 @@ func checkHybrid(query string, opt ports.HybridOptions) (string, error) {
 	}
 	// Bound as a parameter and cast to regconfig by the server; the guard
 	// only turns a typo into a clear refusal before a round trip.
-	if !vectorIdentifier.MatchString(lang) {
+	if !vectorIdentifier().MatchString(lang) {
 		return "", vectorErr(ports.VectorFailed, ErrVectorArgument)
 	}
 	return lang, nil

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -272,7 +273,7 @@ type secretSpan struct {
 // specific match, the longest among equals.
 func findSecrets(text string) []secretSpan {
 	var all []secretSpan
-	for _, d := range detectors {
+	for _, d := range detectors() {
 		all = d(text, all)
 	}
 	if len(all) == 0 {
@@ -310,30 +311,43 @@ func better(a, b secretSpan) bool {
 	return a.end-a.start > b.end-b.start
 }
 
+// LazyRegexp returns a pattern compiled on its first use, for validators
+// and scanners that only some calls or settings need: a bounded repetition
+// expands when compiled, which at package initialisation every start-up
+// would pay for. It panics on first use if expr does not compile.
+func LazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
+
 // A detector appends its matches in text to found.
 type detector func(text string, found []secretSpan) []secretSpan
 
-var detectors = []detector{
-	regexDetector(SecretAWSAccessKeyID, regexp.MustCompile(`A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}`), alnumBounded),
-	regexDetector(SecretGitHubToken, regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}`), alnumBounded),
-	regexDetector(SecretGitHubToken, regexp.MustCompile(`github_pat_[A-Za-z0-9_]{82,}`), alnumBounded),
-	regexDetector(SecretSlackToken, regexp.MustCompile(`xox[abeoprs]-[A-Za-z0-9-]{10,}`), alnumBounded),
-	regexDetector(SecretSlackToken, regexp.MustCompile(`xapp-[A-Za-z0-9-]{10,}`), alnumBounded),
-	regexDetector(SecretSlackWebhook, regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{8,}`), nil),
-	regexDetector(SecretStripeKey, regexp.MustCompile(`sk_(?:live|test)_[A-Za-z0-9]{10,}`), alnumBounded),
-	regexDetector(SecretStripeKey, regexp.MustCompile(`rk_(?:live|test)_[A-Za-z0-9]{10,}`), alnumBounded),
-	regexDetector(SecretGoogleAPIKey, regexp.MustCompile(`AIza[A-Za-z0-9_-]{35}`), googleKeyBounded),
-	regexDetector(SecretGitLabToken, regexp.MustCompile(`gl(?:pat|dt|rt|ptt|ft|oas|cbt)-[A-Za-z0-9_-]{20,}`), alnumBounded),
-	regexDetector(SecretNPMToken, regexp.MustCompile(`npm_[A-Za-z0-9]{36}`), alnumBounded),
-	submatchDetector(SecretAzureStorageKey, regexp.MustCompile(`AccountKey[ \t]*=[ \t]*([A-Za-z0-9+/]{43,}={0,2})`), 1),
-	regexDetector(SecretJWT, regexp.MustCompile(`eyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+)?`), jwtValid),
-	findPrivateKeys,
-	findAWSSecretKeys,
-	findCredentialAssignments,
-	findEmails,
-	findSSNs,
-	findCards,
-}
+// detectors are compiled on the first scan, not at start-up: only the
+// scanning tools need them, and their patterns cost every process a few
+// hundred microseconds to compile.
+var detectors = sync.OnceValue(func() []detector {
+	return []detector{
+		regexDetector(SecretAWSAccessKeyID, regexp.MustCompile(`A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}`), alnumBounded),
+		regexDetector(SecretGitHubToken, regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}`), alnumBounded),
+		regexDetector(SecretGitHubToken, regexp.MustCompile(`github_pat_[A-Za-z0-9_]{82,}`), alnumBounded),
+		regexDetector(SecretSlackToken, regexp.MustCompile(`xox[abeoprs]-[A-Za-z0-9-]{10,}`), alnumBounded),
+		regexDetector(SecretSlackToken, regexp.MustCompile(`xapp-[A-Za-z0-9-]{10,}`), alnumBounded),
+		regexDetector(SecretSlackWebhook, regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{8,}`), nil),
+		regexDetector(SecretStripeKey, regexp.MustCompile(`sk_(?:live|test)_[A-Za-z0-9]{10,}`), alnumBounded),
+		regexDetector(SecretStripeKey, regexp.MustCompile(`rk_(?:live|test)_[A-Za-z0-9]{10,}`), alnumBounded),
+		regexDetector(SecretGoogleAPIKey, regexp.MustCompile(`AIza[A-Za-z0-9_-]{35}`), googleKeyBounded),
+		regexDetector(SecretGitLabToken, regexp.MustCompile(`gl(?:pat|dt|rt|ptt|ft|oas|cbt)-[A-Za-z0-9_-]{20,}`), alnumBounded),
+		regexDetector(SecretNPMToken, regexp.MustCompile(`npm_[A-Za-z0-9]{36}`), alnumBounded),
+		submatchDetector(SecretAzureStorageKey, regexp.MustCompile(`AccountKey[ \t]*=[ \t]*([A-Za-z0-9+/]{43,}={0,2})`), 1),
+		regexDetector(SecretJWT, regexp.MustCompile(`eyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+)?`), jwtValid),
+		findPrivateKeys,
+		findAWSSecretKeys,
+		findCredentialAssignments,
+		findEmails,
+		findSSNs,
+		findCards,
+	}
+})
 
 // regexDetector reports the matches of re that valid accepts (all of them
 // if valid is nil). Every pattern starts with a literal, which Go's RE2
@@ -407,8 +421,8 @@ func jwtValid(text string, start, end int) bool {
 }
 
 var (
-	rePrivateKeyBegin = regexp.MustCompile(`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
-	rePrivateKeyEnd   = regexp.MustCompile(`-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
+	rePrivateKeyBegin = LazyRegexp(`-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
+	rePrivateKeyEnd   = LazyRegexp(`-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----`)
 )
 
 // findPrivateKeys reports each private key block from its BEGIN line
@@ -418,7 +432,7 @@ var (
 // it is scanned as usual.
 func findPrivateKeys(text string, found []secretSpan) []secretSpan {
 	for from := 0; from < len(text); {
-		loc := rePrivateKeyBegin.FindStringIndex(text[from:])
+		loc := rePrivateKeyBegin().FindStringIndex(text[from:])
 		if loc == nil {
 			break
 		}
@@ -441,12 +455,12 @@ const maxPEMBlockBytes = 16 << 10
 // lines), so that nothing after a truncated key is hidden.
 func pemBlockEnd(text string, i int) int {
 	window := text[i:min(len(text), i+maxPEMBlockBytes)]
-	if b := rePrivateKeyBegin.FindStringIndex(window); b != nil {
+	if b := rePrivateKeyBegin().FindStringIndex(window); b != nil {
 		// Searching only up to the next BEGIN keeps a text of many BEGIN
 		// lines linear.
 		window = window[:b[0]]
 	}
-	if e := rePrivateKeyEnd.FindStringIndex(window); e != nil {
+	if e := rePrivateKeyEnd().FindStringIndex(window); e != nil {
 		return i + e[1]
 	}
 	end, inHeaders := lineEndAt(text, i), true
@@ -500,7 +514,7 @@ const awsSecretContextBytes = 100
 // such as aws_secret_access_key, AWS_SECRET_KEY or SecretAccessKey, an
 // optional closing quote, an assignment (=, :, :=, =>) and an optional
 // opening quote.
-var reAWSSecretContext = regexp.MustCompile(`(?i)(?:aws[_\-. ]?secret(?:[_\-. ]?access)?(?:[_\-. ]?key)?|secret[_\-. ]?access[_\-. ]?key)["']?[ \t]*(?::=|=>|[:=])[ \t]*["']?$`)
+var reAWSSecretContext = LazyRegexp(`(?i)(?:aws[_\-. ]?secret(?:[_\-. ]?access)?(?:[_\-. ]?key)?|secret[_\-. ]?access[_\-. ]?key)["']?[ \t]*(?::=|=>|[:=])[ \t]*["']?$`)
 
 func isAWSSecretByte(c byte) bool { return isAlnumByte(c) || c == '/' || c == '+' }
 
@@ -520,7 +534,7 @@ func findAWSSecretKeys(text string, found []secretSpan) []secretSpan {
 			continue
 		}
 		ctxStart := max(start-awsSecretContextBytes, strings.LastIndexByte(text[:start], '\n')+1, 0)
-		if reAWSSecretContext.MatchString(text[ctxStart:start]) {
+		if reAWSSecretContext().MatchString(text[ctxStart:start]) {
 			found = append(found, secretSpan{start: start, end: i, typ: SecretAWSSecretAccessKey, value: text[start:i]})
 		}
 	}

@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/arrowhead-go/arrowhead/core/security"
 )
 
 // Var is one configuration variable: name, default, and how it parses into
@@ -26,11 +27,14 @@ type option func(*Var, *[]func() error)
 // secret marks a variable whose value check-config never prints.
 func secret(v *Var, _ *[]func() error) { v.Secret = true }
 
+// The patterns compile on first use: at package initialisation they cost
+// every start-up about a millisecond, mostly for variables left at their
+// defaults.
 var (
-	identPattern    = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
-	toolNamePattern = regexp.MustCompile(`^[A-Za-z0-9_:/.{}+-]{1,128}$`)
-	extPattern      = regexp.MustCompile(`^\.[a-z0-9]{1,16}$`)
-	hostPattern     = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
+	identPattern    = security.LazyRegexp(`^[a-z_][a-z0-9_]{0,62}$`)
+	toolNamePattern = security.LazyRegexp(`^[A-Za-z0-9_:/.{}+-]{1,128}$`)
+	extPattern      = security.LazyRegexp(`^\.[a-z0-9]{1,16}$`)
+	hostPattern     = security.LazyRegexp(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 )
 
 func text(name, def string, dst *string, opts ...any) *Var {
@@ -234,14 +238,14 @@ func nonEmpty(raw string) error {
 }
 
 func identifier(raw string) error {
-	if !identPattern.MatchString(raw) {
+	if !identPattern().MatchString(raw) {
 		return errors.New("must be a lowercase SQL identifier (letters, digits, underscore)")
 	}
 	return nil
 }
 
 func extension(raw string) error {
-	if !extPattern.MatchString(raw) {
+	if !extPattern().MatchString(raw) {
 		return errors.New("must be a lowercase file extension like .md")
 	}
 	return nil
@@ -255,7 +259,7 @@ func dirName(raw string) error {
 }
 
 func componentName(raw string) error {
-	if !toolNamePattern.MatchString(raw) {
+	if !toolNamePattern().MatchString(raw) {
 		return errors.New("must be a tool, prompt or resource name")
 	}
 	return nil
@@ -263,7 +267,7 @@ func componentName(raw string) error {
 
 func hostname(raw string) error {
 	h := strings.ToLower(raw)
-	if net.ParseIP(strings.Trim(h, "[]")) != nil || hostPattern.MatchString(h) {
+	if net.ParseIP(strings.Trim(h, "[]")) != nil || hostPattern().MatchString(h) {
 		return nil
 	}
 	return errors.New("must be a host name")
