@@ -78,6 +78,13 @@ type Framed struct {
 //     written the same way.
 //   - The header holds no brackets outside code spans, so no reference
 //     definition in the content can turn header text into a link.
+//
+// Markdown content (SanitizeMarkdown) holds no HTML, so nothing in it can
+// hide the closing marker. Text and JSON content are not Markdown and are
+// not rewritten as such: one that opens an HTML block and never closes it
+// (an unterminated "<!--" or "<script>") still hides the closing marker
+// from a renderer that passes HTML through. A client should render a
+// frame whose content_type is not markdown as text.
 func Frame(sanitized string, src Source) Framed {
 	marker := newMarker()
 	for strings.Contains(sanitized, marker) || strings.Contains(src.Identifier, marker) {
