@@ -262,6 +262,19 @@ func (n *Namespace) Update(ctx context.Context, fn func(b *bbolt.Bucket) error) 
 	return n.s.run(true, func(tx *bbolt.Tx) error { return n.within(tx, fn) })
 }
 
+// Batch is Update for many concurrent small writers: bbolt groups the
+// calls that arrive together into one transaction and one fsync (group
+// commit), and Batch returns nil only once that commit is on disk. fn may
+// run more than once (bbolt reruns a batch without the call that failed),
+// so it must reset whatever it reports and take every random or clock
+// value from outside.
+func (n *Namespace) Batch(ctx context.Context, fn func(b *bbolt.Bucket) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return n.s.runBatch(func(tx *bbolt.Tx) error { return n.within(tx, fn) })
+}
+
 // View runs fn in a read-only transaction on the namespace's bucket: a
 // consistent snapshot, concurrent with other Views and with the writer.
 func (n *Namespace) View(ctx context.Context, fn func(b *bbolt.Bucket) error) error {
@@ -281,12 +294,21 @@ func (n *Namespace) within(tx *bbolt.Tx, fn func(b *bbolt.Bucket) error) error {
 
 // run is every transaction: guarded, with bbolt's own errors classified.
 func (s *Store) run(write bool, fn func(tx *bbolt.Tx) error) error {
-	err := guard(func() error {
+	return s.classify(guard(func() error {
 		if write {
 			return s.db.Update(fn)
 		}
 		return s.db.View(fn)
-	})
+	}))
+}
+
+// runBatch is a group-committed write transaction, guarded like run.
+func (s *Store) runBatch(fn func(tx *bbolt.Tx) error) error {
+	return s.classify(guard(func() error { return s.db.Batch(fn) }))
+}
+
+// classify maps bbolt's own errors onto the store's.
+func (s *Store) classify(err error) error {
 	switch {
 	case err == nil:
 		return nil

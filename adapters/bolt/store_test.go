@@ -305,3 +305,42 @@ func TestAnotherProcessHoldingTheFileIsLocked(t *testing.T) {
 	}
 	openStore(t, dir)
 }
+
+// Batch commits every concurrent caller's write, and a failing caller's
+// error is its own: the others still commit.
+func TestBatchCommitsConcurrentWrites(t *testing.T) {
+	dir := t.TempDir()
+	s := openStore(t, dir)
+	ns := namespace(t, s, "batch")
+	refused := errors.New("refused")
+	var wg sync.WaitGroup
+	errs := make([]error, 16)
+	for i := range errs {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			errs[i] = ns.Batch(context.Background(), func(b *bbolt.Bucket) error {
+				if i == 3 {
+					return refused
+				}
+				return b.Put([]byte(fmt.Sprintf("k%02d", i)), []byte("v"))
+			})
+		}(i)
+	}
+	wg.Wait()
+	n := 0
+	err := ns.View(context.Background(), func(b *bbolt.Bucket) error { n = b.Stats().KeyN; return nil })
+	if err != nil || n != 15 || !errors.Is(errs[3], refused) {
+		t.Fatalf("keys = %d, err = %v, failing caller got %v", n, err, errs[3])
+	}
+	for i, err := range errs {
+		if i != 3 && err != nil {
+			t.Fatalf("caller %d: %v", i, err)
+		}
+	}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := ns.Batch(cancelled, func(*bbolt.Bucket) error { return nil }); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled Batch: %v", err)
+	}
+}
