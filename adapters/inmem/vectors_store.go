@@ -71,10 +71,9 @@ func corrupt(collection, what string) error {
 	return vectorErr(ports.VectorFailed, fmt.Errorf("%w: collection %s: %s", ErrVectorCorrupt, collection, what))
 }
 
-// load fills the (empty) collection c from its bucket, creating the bucket
-// when absent.
-func (s *vstore) load(ctx context.Context, c *vcollection) error {
-	err := s.ns.Update(ctx, func(ns *bbolt.Bucket) error {
+// create makes collection c's bucket, empty, unless it exists by now.
+func (s *vstore) create(ctx context.Context, c *vcollection) error {
+	return s.ns.Update(ctx, func(ns *bbolt.Bucket) error {
 		if ns.Bucket(s.name) != nil {
 			return nil
 		}
@@ -87,6 +86,21 @@ func (s *vstore) load(ctx context.Context, c *vcollection) error {
 		}
 		return b.Put(vectorMetaKey, bolt.Seal(vectorMetaKey, encodeMeta(c.dim, 0)))
 	})
+}
+
+// load fills the (empty) collection c from its bucket, creating the bucket
+// when absent.
+func (s *vstore) load(ctx context.Context, c *vcollection) error {
+	// Only a missing bucket needs a write transaction (and its fdatasyncs);
+	// an existing collection is read in a View alone.
+	exists := false
+	err := s.ns.View(ctx, func(ns *bbolt.Bucket) error {
+		exists = ns.Bucket(s.name) != nil
+		return nil
+	})
+	if err == nil && !exists {
+		err = s.create(ctx, c)
+	}
 	if err != nil {
 		return storeErr(err)
 	}
