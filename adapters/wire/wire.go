@@ -32,6 +32,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/tools/assist"
 	"github.com/arrowhead-go/arrowhead/core/tools/coretools"
 	"github.com/arrowhead-go/arrowhead/core/tools/data"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
@@ -212,6 +213,10 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
+	completer, err := openCompleter(s, egress)
+	if err != nil {
+		return nil, err
+	}
 	rt.App, err = core.New(core.Deps{
 		Settings:   s,
 		Authorizer: authorizer,
@@ -221,7 +226,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		Metrics:    tel.Metrics(),
 		Clock:      clock,
 		Families: families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn,
-			runner: runner, execRepo: execRepo, notify: notifyPorts, repo: repoStore, tagger: tagger}),
+			runner: runner, execRepo: execRepo, notify: notifyPorts, repo: repoStore, tagger: tagger, completer: completer}),
 	})
 	if err != nil {
 		return nil, err
@@ -244,6 +249,8 @@ type familyPorts struct {
 	// nil without universal-ctags on PATH.
 	repo   ports.RepoStore
 	tagger ports.SymbolTagger
+	// completer is nil with ARROWHEAD_LLM_PROVIDER=none.
+	completer ports.Completer
 }
 
 // families is every family with the ports it uses: one line per family.
@@ -258,6 +265,7 @@ func families(s *settings.Settings, p familyPorts) []core.Member {
 		exectools.Family.With(exectools.Ports{Runner: p.runner, Authorizer: p.authorizer, Scanner: scanner, Repo: p.execRepo}),
 		notify.Family.With(p.notify),
 		repo.Family.With(repo.Ports{Repo: p.repo, Authorizer: p.authorizer, Tagger: p.tagger}),
+		assist.Family.With(assist.Ports{Completer: p.completer, Repo: p.repo, Authorizer: p.authorizer}),
 	}
 }
 

@@ -186,6 +186,9 @@ func (s *Settings) crossCheck() []Problem {
 	if s.LLMProvider != "none" && s.LLMEndpoint == "" && s.LLMProvider == "openai" {
 		add("ARROWHEAD_LLM_ENDPOINT", "is required when ARROWHEAD_LLM_PROVIDER=openai")
 	}
+	if s.LLMProvider != "none" && s.LLMEndpoint != "" && len(s.EgressAllowedHosts) > 0 && !s.endpointPermitted(s.LLMEndpoint) {
+		add("ARROWHEAD_EGRESS_ALLOWED_HOSTS", "must name the model endpoint's host (or ARROWHEAD_LLM_INTERNAL_HOSTS its exact host:port)")
+	}
 	if s.ExecRunner == "container" && s.ExecEnabled && s.ExecContainerImage == "" {
 		add("ARROWHEAD_EXEC_CONTAINER_IMAGE", "is required when ARROWHEAD_EXEC_RUNNER=container")
 	}

@@ -2,6 +2,10 @@ package conformance_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
@@ -39,9 +43,18 @@ func TestOutputsMatchTheirSchemas(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A loopback OpenAI-compatible model for the assist tools.
+	model := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"choices":[{"message":{"content":"It runs the [app](https://example.com). [1, 0]"}}]}`)
+	}))
+	defer model.Close()
+	modelURL, _ := url.Parse(model.URL)
 	env := map[string]string{
-		"ARROWHEAD_REPO_ROOT": repo,
-		"ARROWHEAD_JAIL_ROOT": sandbox, "ARROWHEAD_DOCS_ROOT": filepath.Join(base, "docs"), "ARROWHEAD_DATA_DIR": filepath.Join(base, "data"),
+		"ARROWHEAD_LLM_PROVIDER": "openai", "ARROWHEAD_LLM_ENDPOINT": model.URL + "/v1/chat/completions",
+		"ARROWHEAD_LLM_INTERNAL_HOSTS": modelURL.Host,
+		"ARROWHEAD_REPO_ROOT":          repo,
+		"ARROWHEAD_JAIL_ROOT":          sandbox, "ARROWHEAD_DOCS_ROOT": filepath.Join(base, "docs"), "ARROWHEAD_DATA_DIR": filepath.Join(base, "data"),
 		"ARROWHEAD_PGVECTOR_COLLECTIONS": "doc_chunks", "ARROWHEAD_EMBEDDING_DIMENSIONS": "16", "ARROWHEAD_RATE_LIMIT_ENABLED": "false",
 	}
 	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
@@ -92,6 +105,9 @@ func TestOutputsMatchTheirSchemas(t *testing.T) {
 		{"code_read", map[string]any{"path": "src/app.py", "start_line": 3, "end_line": 0}},
 		{"symbol_map", map[string]any{}},
 		{"dependency_graph", map[string]any{}},
+		{"code_explain", map[string]any{"path": "src/app.py"}},
+		{"summarize_diff", map[string]any{"diff": "--- a/x\n+++ b/x\n+y\n"}},
+		{"rerank", map[string]any{"query": "app", "candidates": []any{"a", "b"}, "top_k": 1}},
 	}
 	seen := map[string]bool{}
 	for _, call := range calls {

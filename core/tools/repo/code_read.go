@@ -39,37 +39,75 @@ func codeRead(*settings.Settings) catalog.Tool[codeReadInput, codeReadOutput] {
 	})
 }
 
-// read validates, authorizes, reads, slices the line range, sanitizes it
-// as text and frames it. An end_line past the end is cut to the last line;
-// a start_line past the end is refused.
+// read is code_read: an excerpt, framed.
 func (t *tree) read(ctx context.Context, call catalog.Call, in codeReadInput) (*catalog.Reply[codeReadOutput], error) {
-	rel, err := filePath(in.Path)
+	ex, err := Reader{t}.Read(ctx, call.Principal, in.Path, in.StartLine, in.EndLine)
 	if err != nil {
 		return nil, err
 	}
-	start := max(in.StartLine, 1)
-	if in.EndLine != 0 && in.EndLine < start {
-		return nil, catalog.Invalid("end_line must be 0 or at least start_line.")
+	framed := content.Frame(ex.Text, content.NewSource("repo_file", ex.Path, "text", ex.Raw))
+	out := codeReadOutput{Framed: framed, Path: ex.Path, StartLine: ex.StartLine, EndLine: ex.EndLine, TotalLines: ex.TotalLines, Truncated: ex.Truncated}
+	return catalog.Answer(out, framed.Text), nil
+}
+
+// Excerpt is a line range of one repository file as code_read serves it.
+type Excerpt struct {
+	// Path is the cleaned repository-relative path.
+	Path string
+	// StartLine and EndLine are the lines returned (1-based, inclusive).
+	StartLine, EndLine int
+	// TotalLines is the file's line count.
+	TotalLines int
+	// Text is the slice sanitized as text and cut at
+	// ARROWHEAD_CONTENT_MAX_BYTES.
+	Text      string
+	Truncated bool
+	// Raw is the whole file as read, for provenance.
+	Raw []byte
+}
+
+// Reader reads excerpts under code_read's rules, for other families that
+// must reach no code code_read could not (code_explain): the same path
+// validation, repo_file read authorization, store caps, line-range rules
+// and sanitization.
+type Reader struct{ t *tree }
+
+// NewReader returns a Reader over store.
+func NewReader(s *settings.Settings, store ports.RepoStore, authorizer ports.Authorizer) Reader {
+	return Reader{&tree{settings: s, store: store, authorizer: authorizer}}
+}
+
+// Read validates, authorizes, reads, slices the line range and sanitizes
+// it as text. An end_line past the end is cut to the last line; a
+// start_line past the end is refused. Refusals are catalog.ToolErrors that
+// never echo the path.
+func (r Reader) Read(ctx context.Context, p ports.Principal, path string, startLine, endLine int) (Excerpt, error) {
+	t := r.t
+	rel, err := filePath(path)
+	if err != nil {
+		return Excerpt{}, err
 	}
-	if !t.allowed(ctx, call.Principal, ports.ActionRead, rel) {
-		return nil, catalog.Denied()
+	start := max(startLine, 1)
+	if endLine != 0 && endLine < start {
+		return Excerpt{}, catalog.Invalid("end_line must be 0 or at least start_line.")
+	}
+	if !t.allowed(ctx, p, ports.ActionRead, rel) {
+		return Excerpt{}, catalog.Denied()
 	}
 	raw, _, err := t.store.Read(ctx, rel, int64(t.settings.RepoMaxFileBytes))
 	if err != nil {
-		return nil, storeRefusal(err)
+		return Excerpt{}, storeRefusal(err)
 	}
-	slice, end, total, ok := lineRange(raw, start, in.EndLine)
+	slice, end, total, ok := lineRange(raw, start, endLine)
 	if !ok {
-		return nil, catalog.Invalid("The line range starts past the end of the file, which has %d lines.", total)
+		return Excerpt{}, catalog.Invalid("The line range starts past the end of the file, which has %d lines.", total)
 	}
 	text, err := content.SanitizeText(slice)
 	if err != nil {
-		return nil, catalog.Invalid("The file is refused: %s.", err.Error())
+		return Excerpt{}, catalog.Invalid("The file is refused: %s.", err.Error())
 	}
 	text, truncated := content.Truncate(text, t.settings.ContentMaxBytes)
-	framed := content.Frame(text, content.NewSource("repo_file", rel, "text", raw))
-	out := codeReadOutput{Framed: framed, Path: rel, StartLine: start, EndLine: end, TotalLines: total, Truncated: truncated}
-	return catalog.Answer(out, framed.Text), nil
+	return Excerpt{Path: rel, StartLine: start, EndLine: end, TotalLines: total, Text: text, Truncated: truncated, Raw: raw}, nil
 }
 
 // lineRange returns lines start..end (1-based, inclusive; end 0 or past

@@ -1,0 +1,94 @@
+// Package assist is the model-backed assist family: code_explain,
+// summarize_diff and rerank through the configured completion backend
+// (ports.Completer). What reaches the model is bounded and sanitized first:
+// code_explain reads only what code_read would serve the caller, a diff
+// over ARROWHEAD_DIFF_MAX_BYTES never leaves the server, and every prompt
+// fits ARROWHEAD_LLM_MAX_PROMPT_CHARS. What comes back is untrusted: prose
+// is sanitized as Markdown and framed, and rerank returns only an ordering
+// parsed defensively, never model text.
+package assist
+
+import (
+	"context"
+
+	"github.com/arrowhead-go/arrowhead/core"
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/content"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/tools/repo"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// Ports are what the assist family uses.
+type Ports struct {
+	// Completer is the model backend; nil with ARROWHEAD_LLM_PROVIDER=none,
+	// which serves every assist tool as not configured.
+	Completer ports.Completer `port:"optional"`
+	// Repo is the source tree code_explain reads; nil serves code_explain
+	// as not configured, like the repo tools.
+	Repo ports.RepoStore `port:"optional"`
+	// Authorizer is the per-resource gate code_read uses.
+	Authorizer ports.Authorizer
+}
+
+const (
+	notConfigured     = "No model backend is configured on this server (ARROWHEAD_LLM_PROVIDER=none)."
+	repoNotConfigured = "The repository is not configured on this server (ARROWHEAD_REPO_ROOT names no directory)."
+)
+
+// Family is the assist family.
+var Family = core.Family[Ports]{
+	ID: catalog.FamilyAssist,
+	Declare: func(s *settings.Settings) core.Components {
+		return core.Components{Tools: []catalog.ToolSpec{codeExplain(s).Spec(), summarizeDiff(s).Spec(), rerank(s).Spec()}}
+	},
+	Bind: func(s *settings.Settings, p Ports) core.Components {
+		if p.Completer == nil {
+			return core.Components{Tools: []catalog.ToolSpec{
+				codeExplain(s).NotConfigured(notConfigured), summarizeDiff(s).NotConfigured(notConfigured),
+				rerank(s).NotConfigured(notConfigured),
+			}}
+		}
+		m := model{settings: s, completer: p.Completer}
+		explain := codeExplain(s).NotConfigured(repoNotConfigured)
+		if p.Repo != nil {
+			explain = codeExplain(s).Bind(explainer{model: m, code: repo.NewReader(s, p.Repo, p.Authorizer)}.explain)
+		}
+		return core.Components{Tools: []catalog.ToolSpec{
+			explain,
+			summarizeDiff(s).Bind(m.summarize),
+			rerank(s).Bind(m.rerank),
+		}}
+	},
+}
+
+// model is the completion backend as the tools use it: bounded prompts,
+// bounded answers, caller-safe failures.
+type model struct {
+	settings  *settings.Settings
+	completer ports.Completer
+}
+
+// ask sends one bounded request. The backend's own error never reaches
+// the caller; its fixed text is kept as the operators' cause.
+func (m model) ask(ctx context.Context, system, prompt string) (string, error) {
+	if len([]rune(system))+len([]rune(prompt)) > m.settings.LLMMaxPromptChars {
+		return "", catalog.Invalid("The request exceeds %d characters (ARROWHEAD_LLM_MAX_PROMPT_CHARS); send less.", m.settings.LLMMaxPromptChars)
+	}
+	out, err := m.completer.Complete(ctx, ports.CompletionRequest{System: system, Prompt: prompt, MaxTokens: m.settings.LLMMaxTokens})
+	if err != nil {
+		return "", catalog.Failed("The model backend did not answer.").WithCause(err)
+	}
+	return out, nil
+}
+
+// prose sanitizes a model answer as Markdown (no HTML, no images, http(s)
+// links only), caps it and frames it as untrusted data.
+func (m model) prose(identifier, answer string) (content.Framed, bool, error) {
+	text, err := content.SanitizeMarkdown([]byte(answer))
+	if err != nil {
+		return content.Framed{}, false, catalog.Failed("The model answer could not be sanitized.")
+	}
+	text, truncated := content.Truncate(text, m.settings.ContentMaxBytes)
+	return content.Frame(text, content.NewSource("model", identifier, "markdown", []byte(answer))), truncated, nil
+}
