@@ -147,22 +147,6 @@ func NewRateStore(clock ports.Clock, opts ...RateOption) *RateStore {
 	return s
 }
 
-// MaxKeys returns the cap on tracked buckets.
-func (s *RateStore) MaxKeys() int { return s.maxKeys }
-
-// Len returns how many buckets are tracked now (full ones not yet swept
-// included).
-func (s *RateStore) Len() int {
-	n := 0
-	for i := range s.shards {
-		sh := &s.shards[i]
-		sh.mu.Lock()
-		n += len(sh.tat)
-		sh.mu.Unlock()
-	}
-	return n
-}
-
 // Take consumes one token from key's bucket if one is available. When none
 // is, RetryAfter is the time until one will be. It never returns an error
 // except ErrInvalidLimit for perMinute <= 0.
