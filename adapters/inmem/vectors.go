@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"math"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -49,56 +47,24 @@ const (
 	MaxVectorChunks = 200_000
 	// MaxVectorTenants bounds the tenants of one collection.
 	MaxVectorTenants = 10_000
-	// MaxVectorContentBytes bounds one chunk's content (the default chunker
-	// cuts at 1,500 characters, at most 6,000 bytes).
-	MaxVectorContentBytes = 64 << 10
 	// MaxVectorCollectionBytes bounds the content of one collection.
 	MaxVectorCollectionBytes = 1 << 30
 	// MaxVectorDimensions bounds the configured embedding width.
 	MaxVectorDimensions = 4096
-	// MaxVectorTenantBytes bounds a tenant, MaxVectorKeyBytes a chunk id and
-	// a content hash, MaxVectorSourceBytes a source path: the same bounds as
-	// the Postgres store, whose position index must fit a btree row.
-	MaxVectorTenantBytes = 512
-	MaxVectorKeyBytes    = 1024
-	MaxVectorSourceBytes = 2048
-	// MaxVectorQueryBytes bounds a hybrid query's text.
-	MaxVectorQueryBytes = 16 << 10
-
-	// DefaultVectorMaxK is the largest k when the configuration names none
-	// (ARROWHEAD_PGVECTOR_MAX_K's default).
-	DefaultVectorMaxK = 50
-	// MaxVectorK is the largest configurable k.
-	MaxVectorK = 10_000
-	// MaxVectorCandidateMultiplier bounds HybridOptions.CandidateMultiplier.
-	MaxVectorCandidateMultiplier = 100
-	// MaxVectorRRFK bounds HybridOptions.RRFK.
-	MaxVectorRRFK = 1_000_000
-	// DefaultVectorLanguage is the full-text configuration assumed when
-	// HybridOptions.Language is empty. The embedded keyword index is
-	// language-neutral apart from its stopwords (see tokenize), so the
-	// language is validated but does not change tokenisation.
-	DefaultVectorLanguage = "english"
+	// The per-argument bounds (tenant, id, source, content, query, k,
+	// fusion options) are every vector store's: ports/vectorcheck.go. The
+	// embedded keyword index is language-neutral apart from its stopwords
+	// (see tokenize), so HybridOptions.Language is validated but does not
+	// change tokenisation.
 )
 
-// Errors of the embedded index, found under the *ports.VectorError the
-// methods return. None of them carries a caller's value.
+// Errors of the embedded index beyond every vector store's (the ports
+// ErrVector* values), found under the *ports.VectorError the methods
+// return. None of them carries a caller's value.
 var (
-	ErrVectorCollection = errors.New("collection is not served by the vector index")
-	ErrVectorClosed     = errors.New("vector index is closed")
-	ErrVectorArgument   = errors.New("invalid vector store argument")
-	ErrVectorNonFinite  = errors.New("embedding has a value that is not a finite number")
-	ErrVectorZeroNorm   = errors.New("embedding has zero length")
-	ErrVectorIDConflict = errors.New("chunk id or position is held by another chunk")
-	ErrVectorK          = errors.New("k is outside the allowed range")
-	ErrVectorTooLarge   = errors.New("a vector index size limit was reached")
-	ErrVectorConfig     = errors.New("invalid vector index configuration")
-	ErrVectorCorrupt    = errors.New("vector index data is corrupt")
+	ErrVectorClosed  = errors.New("vector index is closed")
+	ErrVectorCorrupt = errors.New("vector index data is corrupt")
 )
-
-// identifierPattern is the strict guard every collection name passes: it
-// becomes a bucket name here and a table name in Postgres.
-var identifierPattern = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 func vectorErr(kind ports.VectorErrorKind, err error) error {
 	return &ports.VectorError{Kind: kind, Err: err}
@@ -115,7 +81,8 @@ type VectorIndexConfig struct {
 	Collections []string
 	// Dimensions is the embedding width (ARROWHEAD_EMBEDDING_DIMENSIONS).
 	Dimensions int
-	// MaxK bounds k (ARROWHEAD_PGVECTOR_MAX_K); 0 means DefaultVectorMaxK.
+	// MaxK bounds k (ARROWHEAD_PGVECTOR_MAX_K); 0 means
+	// ports.DefaultVectorMaxK.
 	MaxK int
 }
 
@@ -160,25 +127,22 @@ var (
 // refused with ErrVectorCorrupt rather than half-loaded.
 func OpenVectorIndex(ctx context.Context, cfg VectorIndexConfig) (*VectorIndex, error) {
 	if cfg.Dimensions < 1 || cfg.Dimensions > MaxVectorDimensions {
-		return nil, fmt.Errorf("%w: dimensions must be between 1 and %d", ErrVectorConfig, MaxVectorDimensions)
+		return nil, fmt.Errorf("%w: dimensions must be between 1 and %d", ports.ErrVectorConfig, MaxVectorDimensions)
 	}
-	maxK := cfg.MaxK
-	if maxK == 0 {
-		maxK = DefaultVectorMaxK
-	}
-	if maxK < 1 || maxK > MaxVectorK {
-		return nil, fmt.Errorf("%w: max k must be between 1 and %d", ErrVectorConfig, MaxVectorK)
+	maxK, err := ports.CheckVectorMaxK(cfg.MaxK)
+	if err != nil {
+		return nil, err
 	}
 	if len(cfg.Collections) > MaxVectorCollections {
-		return nil, fmt.Errorf("%w: at most %d collections", ErrVectorConfig, MaxVectorCollections)
+		return nil, fmt.Errorf("%w: at most %d collections", ports.ErrVectorConfig, MaxVectorCollections)
 	}
 	x := &VectorIndex{dim: cfg.Dimensions, maxK: maxK, collections: make(map[string]*vcollection, len(cfg.Collections))}
 	for i, name := range cfg.Collections {
-		if !identifierPattern.MatchString(name) {
-			return nil, fmt.Errorf("%w: collection %d is not a lowercase identifier", ErrVectorConfig, i+1)
+		if !ports.ValidVectorIdentifier(name) {
+			return nil, fmt.Errorf("%w: collection %d is not a lowercase identifier", ports.ErrVectorConfig, i+1)
 		}
 		if _, dup := x.collections[name]; dup {
-			return nil, fmt.Errorf("%w: collection %q is listed twice", ErrVectorConfig, name)
+			return nil, fmt.Errorf("%w: collection %q is listed twice", ports.ErrVectorConfig, name)
 		}
 		x.collections[name] = newCollection(name, cfg.Dimensions)
 	}
@@ -213,7 +177,7 @@ func (x *VectorIndex) collection(name string) (*vcollection, error) {
 	}
 	c, ok := x.collections[name]
 	if !ok {
-		return nil, vectorErr(ports.VectorFailed, ErrVectorCollection)
+		return nil, vectorErr(ports.VectorFailed, ports.ErrVectorCollection)
 	}
 	return c, nil
 }
@@ -241,10 +205,7 @@ func (x *VectorIndex) Hashes(ctx context.Context, collection, tenant, source str
 	if err := ctx.Err(); err != nil {
 		return nil, ctxVectorErr(err)
 	}
-	if err := checkKey(tenant, MaxVectorTenantBytes); err != nil {
-		return nil, err
-	}
-	if err := checkKey(source, MaxVectorSourceBytes); err != nil {
+	if err := ports.CheckVectorSource(tenant, source); err != nil {
 		return nil, err
 	}
 	out := make(map[int]string)
@@ -262,11 +223,8 @@ func (x *VectorIndex) Sources(ctx context.Context, collection, tenant, prefix st
 	if err := ctx.Err(); err != nil {
 		return nil, ctxVectorErr(err)
 	}
-	if err := checkKey(tenant, MaxVectorTenantBytes); err != nil {
+	if err := ports.CheckVectorPrefix(tenant, prefix); err != nil {
 		return nil, err
-	}
-	if len(prefix) > MaxVectorSourceBytes || !validText(prefix) {
-		return nil, vectorErr(ports.VectorFailed, ErrVectorArgument)
 	}
 	out := []string{}
 	err := x.readTenant(collection, tenant, func(t *vtenant) {
@@ -325,16 +283,10 @@ func (x *VectorIndex) Truncate(ctx context.Context, collection, tenant, source s
 	if err := ctx.Err(); err != nil {
 		return ctxVectorErr(err)
 	}
-	if err := checkKey(tenant, MaxVectorTenantBytes); err != nil {
+	keep, err := ports.CheckVectorTruncate(tenant, source, keep)
+	if err != nil {
 		return err
 	}
-	if err := checkKey(source, MaxVectorSourceBytes); err != nil {
-		return err
-	}
-	if keep < 0 {
-		return vectorErr(ports.VectorFailed, ErrVectorArgument)
-	}
-	keep = min(keep, math.MaxInt32)
 	x.mu.RLock()
 	c, err := x.collection(collection)
 	if err != nil {

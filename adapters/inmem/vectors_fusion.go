@@ -26,7 +26,7 @@ func (x *VectorIndex) Hybrid(ctx context.Context, collection, tenant, query stri
 	if err != nil {
 		return nil, err
 	}
-	if err := checkHybrid(query, opt); err != nil {
+	if _, err := ports.CheckHybridOptions(query, opt); err != nil {
 		return nil, err
 	}
 	pool := k * opt.CandidateMultiplier

@@ -64,7 +64,7 @@ func (c *vcollection) plan(chunks []ports.Chunk) (int, error) {
 			oldBytes = len(t.chunks[slot].content)
 		}
 		if existed && tenant != ch.Tenant {
-			return 0, vectorErr(ports.VectorFailed, ErrVectorIDConflict)
+			return 0, vectorErr(ports.VectorFailed, ports.ErrVectorIDConflict)
 		}
 		holder, planned := posID[pos]
 		if !planned {
@@ -75,7 +75,7 @@ func (c *vcollection) plan(chunks []ports.Chunk) (int, error) {
 			}
 		}
 		if holder != "" && holder != ch.ID {
-			return 0, vectorErr(ports.VectorFailed, ErrVectorIDConflict)
+			return 0, vectorErr(ports.VectorFailed, ports.ErrVectorIDConflict)
 		}
 		if existed && oldPos != pos {
 			posID[oldPos] = ""
@@ -93,7 +93,7 @@ func (c *vcollection) plan(chunks []ports.Chunk) (int, error) {
 		}
 	}
 	if chunks0 > MaxVectorChunks || bytes0 > MaxVectorCollectionBytes || len(c.tenants)+len(newTenants) > MaxVectorTenants {
-		return 0, vectorErr(ports.VectorLimit, ErrVectorTooLarge)
+		return 0, vectorErr(ports.VectorLimit, ports.ErrVectorTooLarge)
 	}
 	return chunks0, nil
 }

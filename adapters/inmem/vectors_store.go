@@ -235,7 +235,7 @@ func encodeMeta(dim, count int) []byte {
 }
 
 // chunkKey is tenant NUL source NUL index: tenants and sources never hold
-// a NUL (validText), and the big-endian index sorts a source's chunks.
+// a NUL (ports.ValidVectorText), and the big-endian index sorts a source's chunks.
 func chunkKey(tenant, source string, index int) []byte {
 	k := make([]byte, 0, len(tenant)+len(source)+2+4)
 	k = append(k, tenant...)
@@ -277,7 +277,7 @@ func decodeChunk(key, sealed []byte, dim int) (ports.Chunk, error) {
 	for _, f := range []struct {
 		dst   *string
 		limit int
-	}{{&ch.ID, MaxVectorKeyBytes}, {&ch.Hash, MaxVectorKeyBytes}, {&ch.Content, MaxVectorContentBytes}} {
+	}{{&ch.ID, ports.MaxVectorIDBytes}, {&ch.Hash, ports.MaxVectorHashBytes}, {&ch.Content, ports.MaxVectorContentBytes}} {
 		if len(v) < 4 {
 			return ch, errChunkRecord
 		}

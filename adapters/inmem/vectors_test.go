@@ -170,7 +170,7 @@ func TestVectorIndexConfigValidation(t *testing.T) {
 		"zero dimensions":       {Collections: []string{"a"}, Dimensions: 0},
 		"too many dimensions":   {Collections: []string{"a"}, Dimensions: inmem.MaxVectorDimensions + 1},
 		"negative max k":        {Collections: []string{"a"}, Dimensions: 4, MaxK: -1},
-		"max k too large":       {Collections: []string{"a"}, Dimensions: 4, MaxK: inmem.MaxVectorK + 1},
+		"max k too large":       {Collections: []string{"a"}, Dimensions: 4, MaxK: ports.MaxVectorK + 1},
 		"upper-case collection": {Collections: []string{"Docs"}, Dimensions: 4},
 		"path collection":       {Collections: []string{"../etc"}, Dimensions: 4},
 		"empty collection":      {Collections: []string{""}, Dimensions: 4},
@@ -178,7 +178,7 @@ func TestVectorIndexConfigValidation(t *testing.T) {
 		"too many collections":  {Collections: many, Dimensions: 4},
 	} {
 		_, err := inmem.OpenVectorIndex(context.Background(), cfg)
-		if !errors.Is(err, inmem.ErrVectorConfig) {
+		if !errors.Is(err, ports.ErrVectorConfig) {
 			t.Errorf("%s: got %v, want ErrVectorConfig", name, err)
 		}
 	}
@@ -196,10 +196,10 @@ func TestVectorIndexConfigFromSettings(t *testing.T) {
 func TestVectorIndexDefaultMaxK(t *testing.T) {
 	x := openVecIndex(t, inmem.VectorIndexConfig{Collections: []string{"c"}, Dimensions: 4})
 	ctx := context.Background()
-	if _, err := x.Search(ctx, "c", "t", []float32{1, 0, 0, 0}, inmem.DefaultVectorMaxK); err != nil {
+	if _, err := x.Search(ctx, "c", "t", []float32{1, 0, 0, 0}, ports.DefaultVectorMaxK); err != nil {
 		t.Errorf("k=DefaultVectorMaxK: %v", err)
 	}
-	_, err := x.Search(ctx, "c", "t", []float32{1, 0, 0, 0}, inmem.DefaultVectorMaxK+1)
+	_, err := x.Search(ctx, "c", "t", []float32{1, 0, 0, 0}, ports.DefaultVectorMaxK+1)
 	wantVecKind(t, err, ports.VectorLimit)
 }
 
@@ -230,18 +230,18 @@ func unitVec(i int) []float32 {
 func TestVectorIndexContentLimit(t *testing.T) {
 	x := openVecIndex(t, vecTestConfig())
 	ctx := context.Background()
-	big := strings.Repeat("x", inmem.MaxVectorContentBytes+1)
+	big := strings.Repeat("x", ports.MaxVectorContentBytes+1)
 	err := x.Upsert(ctx, vecTestCollection, []ports.Chunk{vecChunk("t", "a.md", 0, big, unitVec(0))})
 	wantVecKind(t, err, ports.VectorLimit)
 	if err := x.Upsert(ctx, vecTestCollection, []ports.Chunk{vecChunk("t", "a.md", 0, big[1:], unitVec(0))}); err != nil {
 		t.Errorf("content of exactly MaxVectorContentBytes: %v", err)
 	}
-	long := strings.Repeat("s", inmem.MaxVectorSourceBytes+1)
+	long := strings.Repeat("s", ports.MaxVectorSourceBytes+1)
 	wantVecKind(t, x.Upsert(ctx, vecTestCollection, []ports.Chunk{vecChunk("t", long, 0, "c", unitVec(0))}), ports.VectorFailed)
-	longTenant := strings.Repeat("t", inmem.MaxVectorTenantBytes+1)
+	longTenant := strings.Repeat("t", ports.MaxVectorTenantBytes+1)
 	_, err = x.Search(ctx, vecTestCollection, longTenant, unitVec(0), 1)
 	wantVecKind(t, err, ports.VectorFailed)
-	_, err = x.Hybrid(ctx, vecTestCollection, "t", strings.Repeat("q ", inmem.MaxVectorQueryBytes), unitVec(0), 1, ports.HybridOptions{RRFK: 60, CandidateMultiplier: 4})
+	_, err = x.Hybrid(ctx, vecTestCollection, "t", strings.Repeat("q ", ports.MaxVectorQueryBytes), unitVec(0), 1, ports.HybridOptions{RRFK: 60, CandidateMultiplier: 4})
 	wantVecKind(t, err, ports.VectorFailed)
 	_, err = x.Hybrid(ctx, vecTestCollection, "t", "q", unitVec(0), 1, ports.HybridOptions{RRFK: 60, CandidateMultiplier: 4, Language: "english; drop"})
 	wantVecKind(t, err, ports.VectorFailed)

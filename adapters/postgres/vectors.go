@@ -12,13 +12,11 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgvector/pgvector-go"
 
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/migrations"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -39,35 +37,15 @@ import (
 
 // Defaults and limits of the pgvector store.
 const (
-	// DefaultVectorMaxK is ARROWHEAD_PGVECTOR_MAX_K's default.
-	DefaultVectorMaxK = 50
-	// MaxVectorK is the largest configurable k.
-	MaxVectorK = 10_000
 	// DefaultVectorStatementTimeout bounds one statement on the server.
 	DefaultVectorStatementTimeout = 10 * time.Second
 	// MaxVectorDimensions is the widest vector pgvector stores.
 	MaxVectorDimensions = 16000
-	// MaxVectorCandidateMultiplier and MaxVectorRRFK bound HybridOptions.
-	MaxVectorCandidateMultiplier = 100
-	MaxVectorRRFK                = 1_000_000
 	// MaxVectorSources bounds one Sources listing.
 	MaxVectorSources = 100_000
 
-	// Key sizes: a (tenant, source, chunk_index) entry of the position
-	// index must stay under PostgreSQL's btree row limit (2704 bytes).
-	MaxVectorTenantBytes = 512
-	MaxVectorIDBytes     = 1024
-	MaxVectorSourceBytes = 2048
-	MaxVectorHashBytes   = 1024
-	// MaxVectorContentBytes bounds one chunk (the default chunker cuts at
-	// 1,500 characters); it also keeps the generated tsvector far below
-	// PostgreSQL's 1 MB limit.
-	MaxVectorContentBytes = 64 << 10
-	// MaxVectorQueryBytes bounds a hybrid query's text.
-	MaxVectorQueryBytes = 16 << 10
-
-	// DefaultVectorLanguage is used when HybridOptions.Language is empty.
-	DefaultVectorLanguage = "english"
+	// The per-argument bounds (tenant, id, source, content, query, k,
+	// fusion options) are every vector store's: ports/vectorcheck.go.
 
 	// upsertBatch is how many INSERTs one pipelined round trip carries.
 	upsertBatch = 256
@@ -79,23 +57,6 @@ const (
 	VectorReaderName = "pgvector"
 	VectorWriterName = "pgvector_write"
 )
-
-// Errors of the pgvector store, found under the *ports.VectorError its
-// methods return. None carries a caller's value, a DSN or driver text.
-var (
-	ErrVectorConfig     = errors.New("invalid pgvector configuration")
-	ErrVectorCollection = errors.New("collection is not allow-listed")
-	ErrVectorArgument   = errors.New("invalid vector store argument")
-	ErrVectorNonFinite  = errors.New("embedding has a value that is not a finite number")
-	ErrVectorZeroNorm   = errors.New("embedding has zero length")
-	ErrVectorK          = errors.New("k is outside the allowed range")
-	ErrVectorTooLarge   = errors.New("a vector store size limit was reached")
-	ErrVectorIDConflict = errors.New("chunk id belongs to another tenant")
-)
-
-// vectorIdentifier is the strict identifier guard, compiled when a
-// pgvector store is first configured rather than in every process.
-var vectorIdentifier = security.LazyRegexp(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // VectorColumns names the columns of a chunk table
 // (ARROWHEAD_PGVECTOR_*_COLUMN): the columns the migrations create.
@@ -256,24 +217,21 @@ var (
 // ARROWHEAD_VECTOR_WRITE_DSN for ingestion.
 func NewVectorStore(cfg VectorConfig, pool *Pool) (*VectorStore, error) {
 	if pool == nil {
-		return nil, fmt.Errorf("%w: no connection pool", ErrVectorConfig)
+		return nil, fmt.Errorf("%w: no connection pool", ports.ErrVectorConfig)
 	}
 	if cfg.Dimensions < 1 || cfg.Dimensions > MaxVectorDimensions {
-		return nil, fmt.Errorf("%w: dimensions must be between 1 and %d", ErrVectorConfig, MaxVectorDimensions)
+		return nil, fmt.Errorf("%w: dimensions must be between 1 and %d", ports.ErrVectorConfig, MaxVectorDimensions)
 	}
-	maxK := cfg.MaxK
-	if maxK == 0 {
-		maxK = DefaultVectorMaxK
-	}
-	if maxK < 1 || maxK > MaxVectorK {
-		return nil, fmt.Errorf("%w: max k must be between 1 and %d", ErrVectorConfig, MaxVectorK)
+	maxK, err := ports.CheckVectorMaxK(cfg.MaxK)
+	if err != nil {
+		return nil, err
 	}
 	timeout := cfg.StatementTimeout
 	if timeout == 0 {
 		timeout = DefaultVectorStatementTimeout
 	}
 	if timeout < time.Millisecond || timeout.Milliseconds() > math.MaxInt32 {
-		return nil, fmt.Errorf("%w: statement timeout out of range", ErrVectorConfig)
+		return nil, fmt.Errorf("%w: statement timeout out of range", ports.ErrVectorConfig)
 	}
 	c := cfg.Columns
 	named := []struct{ what, name string }{
@@ -282,11 +240,11 @@ func NewVectorStore(cfg VectorConfig, pool *Pool) (*VectorStore, error) {
 	}
 	seen := map[string]bool{}
 	for _, n := range named {
-		if !vectorIdentifier().MatchString(n.name) {
-			return nil, fmt.Errorf("%w: the %s column name must be a lowercase identifier", ErrVectorConfig, n.what)
+		if !ports.ValidVectorIdentifier(n.name) {
+			return nil, fmt.Errorf("%w: the %s column name must be a lowercase identifier", ports.ErrVectorConfig, n.what)
 		}
 		if seen[n.name] {
-			return nil, fmt.Errorf("%w: two columns share the name %q", ErrVectorConfig, n.name)
+			return nil, fmt.Errorf("%w: two columns share the name %q", ports.ErrVectorConfig, n.name)
 		}
 		seen[n.name] = true
 	}
@@ -296,11 +254,11 @@ func NewVectorStore(cfg VectorConfig, pool *Pool) (*VectorStore, error) {
 	}
 	s := &VectorStore{pool: pool, name: name, tables: map[string]vectorTable{}, dim: cfg.Dimensions, maxK: maxK, timeout: timeout}
 	for i, name := range cfg.Collections {
-		if !vectorIdentifier().MatchString(name) {
-			return nil, fmt.Errorf("%w: collection %d is not a lowercase identifier", ErrVectorConfig, i+1)
+		if !ports.ValidVectorIdentifier(name) {
+			return nil, fmt.Errorf("%w: collection %d is not a lowercase identifier", ports.ErrVectorConfig, i+1)
 		}
 		if _, dup := s.tables[name]; dup {
-			return nil, fmt.Errorf("%w: collection %q is listed twice", ErrVectorConfig, name)
+			return nil, fmt.Errorf("%w: collection %q is listed twice", ports.ErrVectorConfig, name)
 		}
 		s.tables[name] = buildTable(name, c)
 		s.names = append(s.names, name)
@@ -313,7 +271,7 @@ func NewVectorStore(cfg VectorConfig, pool *Pool) (*VectorStore, error) {
 func (s *VectorStore) table(collection string) (vectorTable, error) {
 	t, ok := s.tables[collection]
 	if !ok {
-		return t, vectorErr(ports.VectorFailed, ErrVectorCollection)
+		return t, vectorErr(ports.VectorFailed, ports.ErrVectorCollection)
 	}
 	return t, nil
 }
@@ -430,7 +388,7 @@ func (s *VectorStore) Search(ctx context.Context, collection, tenant string, emb
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkQuery(tenant, embedding, k); err != nil {
+	if err := ports.CheckVectorQuery(tenant, embedding, k, s.maxK, s.dim); err != nil {
 		return nil, err
 	}
 	var hits []ports.VectorHit
@@ -456,10 +414,10 @@ func (s *VectorStore) Hybrid(ctx context.Context, collection, tenant, query stri
 	if err != nil {
 		return nil, err
 	}
-	if err := s.checkQuery(tenant, embedding, k); err != nil {
+	if err := ports.CheckVectorQuery(tenant, embedding, k, s.maxK, s.dim); err != nil {
 		return nil, err
 	}
-	lang, err := checkHybrid(query, opt)
+	lang, err := ports.CheckHybridOptions(query, opt)
 	if err != nil {
 		return nil, err
 	}
@@ -500,10 +458,7 @@ func (s *VectorStore) Hashes(ctx context.Context, collection, tenant, source str
 	if err != nil {
 		return nil, err
 	}
-	if err := checkKey(tenant, MaxVectorTenantBytes); err != nil {
-		return nil, err
-	}
-	if err := checkKey(source, MaxVectorSourceBytes); err != nil {
+	if err := ports.CheckVectorSource(tenant, source); err != nil {
 		return nil, err
 	}
 	out := map[int]string{}
@@ -546,7 +501,7 @@ func (s *VectorStore) Upsert(ctx context.Context, collection string, chunks []po
 		return nil
 	}
 	for _, ch := range chunks {
-		if err := s.checkChunk(ch); err != nil {
+		if err := ports.CheckVectorChunk(ch, s.dim); err != nil {
 			return err
 		}
 	}
@@ -566,7 +521,7 @@ func (s *VectorStore) Upsert(ctx context.Context, collection string, chunks []po
 				}
 				if tag.RowsAffected() != 1 {
 					br.Close()
-					return vectorErr(ports.VectorFailed, ErrVectorIDConflict)
+					return vectorErr(ports.VectorFailed, ports.ErrVectorIDConflict)
 				}
 			}
 			if err := br.Close(); err != nil {
@@ -587,16 +542,10 @@ func (s *VectorStore) Truncate(ctx context.Context, collection, tenant, source s
 	if err != nil {
 		return err
 	}
-	if err := checkKey(tenant, MaxVectorTenantBytes); err != nil {
+	keep, err = ports.CheckVectorTruncate(tenant, source, keep)
+	if err != nil {
 		return err
 	}
-	if err := checkKey(source, MaxVectorSourceBytes); err != nil {
-		return err
-	}
-	if keep < 0 {
-		return vectorErr(ports.VectorFailed, ErrVectorArgument)
-	}
-	keep = min(keep, math.MaxInt32)
 	err = s.inTx(ctx, false, nil, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, t.truncate, tenant, source, keep)
 		return err
@@ -614,11 +563,8 @@ func (s *VectorStore) Sources(ctx context.Context, collection, tenant, prefix st
 	if err != nil {
 		return nil, err
 	}
-	if err := checkKey(tenant, MaxVectorTenantBytes); err != nil {
+	if err := ports.CheckVectorPrefix(tenant, prefix); err != nil {
 		return nil, err
-	}
-	if len(prefix) > MaxVectorSourceBytes || !validText(prefix) {
-		return nil, vectorErr(ports.VectorFailed, ErrVectorArgument)
 	}
 	out := []string{}
 	err = s.inTx(ctx, true, nil, func(tx pgx.Tx) error {
@@ -640,97 +586,9 @@ func (s *VectorStore) Sources(ctx context.Context, collection, tenant, prefix st
 		return nil, classifyVector("listing sources", err)
 	}
 	if len(out) > MaxVectorSources {
-		return nil, vectorErr(ports.VectorLimit, ErrVectorTooLarge)
+		return nil, vectorErr(ports.VectorLimit, ports.ErrVectorTooLarge)
 	}
 	return out, nil
-}
-
-// ---- validation ----
-
-func (s *VectorStore) checkQuery(tenant string, embedding []float32, k int) error {
-	if err := checkKey(tenant, MaxVectorTenantBytes); err != nil {
-		return err
-	}
-	if k < 1 || k > s.maxK {
-		return vectorErr(ports.VectorLimit, ErrVectorK)
-	}
-	return s.checkEmbedding(embedding)
-}
-
-// checkEmbedding refuses a wrong width, a non-finite value (pgvector
-// refuses them too, less clearly) and the zero vector, whose cosine
-// distance is undefined.
-func (s *VectorStore) checkEmbedding(v []float32) error {
-	if len(v) != s.dim {
-		return vectorErr(ports.VectorDimension, errors.New("embedding width does not match the collection"))
-	}
-	zero := true
-	for _, f := range v {
-		if math.IsNaN(float64(f)) || math.IsInf(float64(f), 0) {
-			return vectorErr(ports.VectorFailed, ErrVectorNonFinite)
-		}
-		if f != 0 {
-			zero = false
-		}
-	}
-	if zero {
-		return vectorErr(ports.VectorFailed, ErrVectorZeroNorm)
-	}
-	return nil
-}
-
-func (s *VectorStore) checkChunk(ch ports.Chunk) error {
-	if err := checkKey(ch.Tenant, MaxVectorTenantBytes); err != nil {
-		return err
-	}
-	if err := checkKey(ch.ID, MaxVectorIDBytes); err != nil {
-		return err
-	}
-	if err := checkKey(ch.Source, MaxVectorSourceBytes); err != nil {
-		return err
-	}
-	if ch.Index < 0 || ch.Index > math.MaxInt32 {
-		return vectorErr(ports.VectorFailed, ErrVectorArgument)
-	}
-	if len(ch.Hash) > MaxVectorHashBytes || !validText(ch.Hash) || !validText(ch.Content) {
-		return vectorErr(ports.VectorFailed, ErrVectorArgument)
-	}
-	if len(ch.Content) > MaxVectorContentBytes {
-		return vectorErr(ports.VectorLimit, ErrVectorTooLarge)
-	}
-	return s.checkEmbedding(ch.Embedding)
-}
-
-func checkHybrid(query string, opt ports.HybridOptions) (string, error) {
-	if len(query) > MaxVectorQueryBytes || !validText(query) {
-		return "", vectorErr(ports.VectorFailed, ErrVectorArgument)
-	}
-	if opt.RRFK < 0 || opt.RRFK > MaxVectorRRFK ||
-		opt.CandidateMultiplier < 1 || opt.CandidateMultiplier > MaxVectorCandidateMultiplier {
-		return "", vectorErr(ports.VectorLimit, ErrVectorArgument)
-	}
-	lang := opt.Language
-	if lang == "" {
-		lang = DefaultVectorLanguage
-	}
-	// Bound as a parameter and cast to regconfig by the server; the guard
-	// only turns a typo into a clear refusal before a round trip.
-	if !vectorIdentifier().MatchString(lang) {
-		return "", vectorErr(ports.VectorFailed, ErrVectorArgument)
-	}
-	return lang, nil
-}
-
-func checkKey(s string, max int) error {
-	if s == "" || len(s) > max || !validText(s) {
-		return vectorErr(ports.VectorFailed, ErrVectorArgument)
-	}
-	return nil
-}
-
-// validText is what a text column stores: valid UTF-8 without NUL.
-func validText(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 // ---- errors ----

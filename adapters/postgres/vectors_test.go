@@ -83,14 +83,14 @@ func TestVectorConfigRefusesBadIdentifiers(t *testing.T) {
 		"zero dimensions":       mutate(func(c *postgres.VectorConfig) { c.Dimensions = 0 }),
 		"too many dimensions":   mutate(func(c *postgres.VectorConfig) { c.Dimensions = postgres.MaxVectorDimensions + 1 }),
 		"negative max k":        mutate(func(c *postgres.VectorConfig) { c.MaxK = -1 }),
-		"huge max k":            mutate(func(c *postgres.VectorConfig) { c.MaxK = postgres.MaxVectorK + 1 }),
+		"huge max k":            mutate(func(c *postgres.VectorConfig) { c.MaxK = ports.MaxVectorK + 1 }),
 		"negative timeout":      mutate(func(c *postgres.VectorConfig) { c.StatementTimeout = -time.Second }),
 	} {
-		if _, err := postgres.NewVectorStore(cfg, pool); !errors.Is(err, postgres.ErrVectorConfig) {
+		if _, err := postgres.NewVectorStore(cfg, pool); !errors.Is(err, ports.ErrVectorConfig) {
 			t.Errorf("%s: got %v, want ErrVectorConfig", name, err)
 		}
 	}
-	if _, err := postgres.NewVectorStore(vecCfg(), nil); !errors.Is(err, postgres.ErrVectorConfig) {
+	if _, err := postgres.NewVectorStore(vecCfg(), nil); !errors.Is(err, ports.ErrVectorConfig) {
 		t.Errorf("nil pool: %v", err)
 	}
 }
@@ -145,10 +145,10 @@ func TestVectorChecksBeforeConnecting(t *testing.T) {
 			_, err := r.Hybrid(ctx, "doc_chunks", "acme", "q", emb, 1, ports.HybridOptions{CandidateMultiplier: 101})
 			return err
 		}(), ports.VectorLimit},
-		{"content too large", w.Upsert(ctx, "doc_chunks", []ports.Chunk{{ID: "x", Tenant: "t", Source: "s", Content: strings.Repeat("x", postgres.MaxVectorContentBytes+1), Embedding: emb}}), ports.VectorLimit},
+		{"content too large", w.Upsert(ctx, "doc_chunks", []ports.Chunk{{ID: "x", Tenant: "t", Source: "s", Content: strings.Repeat("x", ports.MaxVectorContentBytes+1), Embedding: emb}}), ports.VectorLimit},
 		{"negative keep", w.Truncate(ctx, "doc_chunks", "t", "s", -1), ports.VectorFailed},
 		{"long source", func() error {
-			_, err := w.Hashes(ctx, "doc_chunks", "t", strings.Repeat("s", postgres.MaxVectorSourceBytes+1))
+			_, err := w.Hashes(ctx, "doc_chunks", "t", strings.Repeat("s", ports.MaxVectorSourceBytes+1))
 			return err
 		}(), ports.VectorFailed},
 	}
