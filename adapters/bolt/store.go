@@ -69,7 +69,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/debug"
 	"sync"
@@ -100,9 +99,20 @@ var (
 	ErrNamespace = errors.New("invalid embedded store namespace")
 )
 
-// namespacePattern keeps namespace names short, lowercase and obvious in
-// `bbolt buckets` output.
-var namespacePattern = regexp.MustCompile(`^[a-z][a-z0-9_]{0,62}$`)
+// validNamespace keeps namespace names short, lowercase and obvious in
+// `bbolt buckets` output: ^[a-z][a-z0-9_]{0,62}$, without a regexp to
+// compile at start-up.
+func validNamespace(s string) bool {
+	if len(s) < 1 || len(s) > 63 || s[0] < 'a' || s[0] > 'z' {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		if c := s[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
 
 var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
@@ -226,7 +236,7 @@ func (s *Store) Close() error {
 // when absent. A name can be claimed once per Store: two adapters never
 // share a bucket by accident.
 func (s *Store) Namespace(name string) (*Namespace, error) {
-	if !namespacePattern.MatchString(name) {
+	if !validNamespace(name) {
 		return nil, fmt.Errorf("%w: a name is a lowercase identifier", ErrNamespace)
 	}
 	s.mu.Lock()
