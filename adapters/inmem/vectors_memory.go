@@ -230,8 +230,14 @@ func (t *vtenant) insert(ch ports.Chunk) {
 	}
 	m[ch.Index] = slot
 
-	counts, length := tokenize(ch.Content)
-	c.length = int32(length)
+	c.length = int32(t.post(slot))
+}
+
+// post adds the keyword postings of the chunk in slot and returns its
+// token count.
+func (t *vtenant) post(slot uint32) int {
+	c := &t.chunks[slot]
+	counts, length := tokenize(c.content)
 	t.totalLen += int64(length)
 	for term, tf := range counts {
 		id, ok := t.terms[term]
@@ -245,6 +251,7 @@ func (t *vtenant) insert(ch ports.Chunk) {
 		t.df[id]++
 		t.nPosting++
 	}
+	return length
 }
 
 func (t *vtenant) remove(slot uint32) {
@@ -276,23 +283,8 @@ func (t *vtenant) rebuildPostings() {
 	t.postings, t.df = nil, nil
 	t.stale, t.nPosting, t.totalLen = 0, 0, 0
 	for slot := range t.chunks {
-		c := &t.chunks[slot]
-		if !c.alive {
-			continue
-		}
-		counts, length := tokenize(c.content)
-		t.totalLen += int64(length)
-		for term, tf := range counts {
-			id, ok := t.terms[term]
-			if !ok {
-				id = uint32(len(t.postings))
-				t.terms[term] = id
-				t.postings = append(t.postings, nil)
-				t.df = append(t.df, 0)
-			}
-			t.postings[id] = append(t.postings[id], vposting{slot: uint32(slot), gen: c.gen, tf: tf})
-			t.df[id]++
-			t.nPosting++
+		if t.chunks[slot].alive {
+			t.post(uint32(slot))
 		}
 	}
 }
