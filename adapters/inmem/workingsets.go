@@ -2,7 +2,6 @@ package inmem
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -56,25 +55,9 @@ func NewWorkingSets(ns *bolt.Namespace, limits ports.WorkingSetLimits) (*Working
 	return &WorkingSets{ns: ns, limits: limits}, nil
 }
 
-// countKeys counts a bucket's keys (an owner's sets: at most
-// MaxSetsPerOwner of them).
-func countKeys(b *bbolt.Bucket) int {
-	n := 0
-	c := b.Cursor()
-	for k, _ := c.First(); k != nil; k, _ = c.Next() {
-		n++
-	}
-	return n
-}
-
 // sealKey binds a sealed set to its owner and name, so a value moved to
 // another key fails its check.
 func sealKey(owner, name string) []byte { return append(ownerKey(owner), name...) }
-
-func ownerKey(owner string) []byte {
-	sum := sha256.Sum256([]byte(owner))
-	return sum[:]
-}
 
 type wsItem struct {
 	Kind       string `json:"k"`

@@ -33,6 +33,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/assist"
+	"github.com/arrowhead-go/arrowhead/core/tools/contexttools"
 	"github.com/arrowhead-go/arrowhead/core/tools/coretools"
 	"github.com/arrowhead-go/arrowhead/core/tools/data"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
@@ -217,6 +218,10 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
+	ctxPorts, err := rt.openContext(s)
+	if err != nil {
+		return nil, err
+	}
 	rt.App, err = core.New(core.Deps{
 		Settings:   s,
 		Authorizer: authorizer,
@@ -226,7 +231,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		Metrics:    tel.Metrics(),
 		Clock:      clock,
 		Families: families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn,
-			runner: runner, execRepo: execRepo, notify: notifyPorts, repo: repoStore, tagger: tagger, completer: completer}),
+			runner: runner, execRepo: execRepo, notify: notifyPorts, repo: repoStore, tagger: tagger, completer: completer, context: ctxPorts}),
 	})
 	if err != nil {
 		return nil, err
@@ -251,6 +256,7 @@ type familyPorts struct {
 	tagger ports.SymbolTagger
 	// completer is nil with ARROWHEAD_LLM_PROVIDER=none.
 	completer ports.Completer
+	context   contextPorts
 }
 
 // families is every family with the ports it uses: one line per family.
@@ -266,6 +272,8 @@ func families(s *settings.Settings, p familyPorts) []core.Member {
 		notify.Family.With(p.notify),
 		repo.Family.With(repo.Ports{Repo: p.repo, Authorizer: p.authorizer, Tagger: p.tagger}),
 		assist.Family.With(assist.Ports{Completer: p.completer, Repo: p.repo, Authorizer: p.authorizer}),
+		contexttools.Family.With(contexttools.Ports{Sets: p.context.sets, Corpus: p.corpus, Repo: p.repo, Authorizer: p.authorizer,
+			Scanner: scanner, Tokenizer: p.context.tokenizer}),
 	}
 }
 

@@ -108,6 +108,11 @@ func TestOutputsMatchTheirSchemas(t *testing.T) {
 		{"code_explain", map[string]any{"path": "src/app.py"}},
 		{"summarize_diff", map[string]any{"diff": "--- a/x\n+++ b/x\n+y\n"}},
 		{"rerank", map[string]any{"query": "app", "candidates": []any{"a", "b"}, "top_k": 1}},
+		{"workingset_update", map[string]any{"name": "bug", "action": "pin", "items": []any{
+			map[string]any{"kind": "repo_file", "identifier": "src/app.py", "note": "entry point"},
+			map[string]any{"kind": "doc", "identifier": "notes/a.md"}}}},
+		{"workingset_get", map[string]any{"name": "bug"}},
+		{"pack_context", map[string]any{"query": "refunds", "working_set": "bug", "token_budget": 400}},
 	}
 	seen := map[string]bool{}
 	for _, call := range calls {

@@ -1,0 +1,52 @@
+package wire
+
+import (
+	"fmt"
+
+	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/tokenizer"
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// workingSetOwnerAllowances bounds the working set store as a whole: it
+// holds at most this many owners' full allowance of sets
+// (ARROWHEAD_WORKINGSET_MAX_SETS each), so many distinct callers cannot
+// grow it without limit either.
+const workingSetOwnerAllowances = 100
+
+// contextPorts are the context family's own adapters.
+type contextPorts struct {
+	sets      ports.WorkingSets
+	tokenizer ports.Tokenizer
+}
+
+// openContext opens the working sets in the embedded store and the
+// offline tokenizer, when the profile serves the context family.
+func (rt *Runtime) openContext(s *settings.Settings) (contextPorts, error) {
+	if !serves(s, catalog.FamilyContext) {
+		return contextPorts{}, nil
+	}
+	store, err := rt.embeddedStore(s)
+	if err != nil {
+		return contextPorts{}, err
+	}
+	ns, err := store.Namespace(inmem.WorkingSetsNamespace)
+	if err != nil {
+		return contextPorts{}, fmt.Errorf("ARROWHEAD_DATA_DIR: %w", err)
+	}
+	sets, err := inmem.NewWorkingSets(ns, ports.WorkingSetLimits{
+		MaxSetsPerOwner: s.WorkingsetMaxSets,
+		MaxItemsPerSet:  s.WorkingsetMaxItems,
+		MaxSetsTotal:    s.WorkingsetMaxSets * workingSetOwnerAllowances,
+	})
+	if err != nil {
+		return contextPorts{}, err
+	}
+	tok, err := tokenizer.New()
+	if err != nil {
+		return contextPorts{}, fmt.Errorf("pack_context: %w", err)
+	}
+	return contextPorts{sets: sets, tokenizer: tok}, nil
+}
