@@ -426,7 +426,7 @@ func Resolve(att Attachment, allowedExt []string, maxBytes int) (Resolved, error
 	}
 	data, uriMime, err := DecodeData(att.Source, maxBytes)
 	if err != nil {
-		return Resolved{}, catalog.Invalid("%s", capitalize(err.Error())+".")
+		return Resolved{}, catalog.Invalid("%s", catalog.Sentence(err.Error()))
 	}
 	mt := uriMime
 	if strings.TrimSpace(att.MimeType) != "" {
@@ -436,16 +436,9 @@ func Resolve(att Attachment, allowedExt []string, maxBytes int) (Resolved, error
 	}
 	ext, err := DocumentType(mt, att.Filename, allowedExt)
 	if err != nil {
-		return Resolved{}, catalog.Invalid("%s", capitalize(err.Error())+".")
+		return Resolved{}, catalog.Invalid("%s", catalog.Sentence(err.Error()))
 	}
 	return Resolved{Data: data, Ext: ext, Mime: mt}, nil
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // Client names a supported MCP client.

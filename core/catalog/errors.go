@@ -12,9 +12,10 @@ import (
 // distinctly in the audit line.
 type RefusalKind string
 
-// Refusal kinds. The first seven are refusals (status "refused" except
-// internal); Failed is a deliberate, caller-safe failure of the action itself
-// (an upstream that answered badly, a connector that is down).
+// Refusal kinds. Internal, Unavailable and Failed are failures of the action
+// (audit status "error", see IsFailure); every other kind refuses the call
+// (status "refused"). Failed is a deliberate, caller-safe failure of the
+// action itself (an upstream that answered badly, a connector that is down).
 const (
 	KindDisabled        RefusalKind = "disabled"
 	KindRateLimited     RefusalKind = "rate_limited"

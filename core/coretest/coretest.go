@@ -1,11 +1,14 @@
 // Package coretest helps tests assemble a core.App around probe
-// components. Nothing here is wired into a running server.
+// components and call it. Nothing here is wired into a running server.
 package coretest
 
 import (
+	"testing"
+
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
 )
 
 // Family serves c (bound tools, resources, prompts) as a family with no
@@ -22,4 +25,19 @@ func Family(id catalog.Family, c core.Components) core.Member {
 // Tools serves tools as a core-family member.
 func Tools(tools ...catalog.ToolSpec) core.Member {
 	return Family(catalog.FamilyCore, core.Components{Tools: tools})
+}
+
+// Call runs tool as p through app's guard chain, failing the test on an
+// error that is not a deliberate refusal; te is the refusal, if any.
+func Call(t testing.TB, app *core.App, p ports.Principal, tool string, args map[string]any, opts ...core.CallOption) (res catalog.Result, te *catalog.ToolError) {
+	t.Helper()
+	res, err := app.Call(t.Context(), p, tool, args, opts...)
+	if err == nil {
+		return res, nil
+	}
+	te, ok := catalog.AsToolError(err)
+	if !ok {
+		t.Fatalf("%s: non-ToolError %v", tool, err)
+	}
+	return res, te
 }

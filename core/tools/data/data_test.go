@@ -15,6 +15,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/embed"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/data"
@@ -119,23 +120,10 @@ func writeFiles(t *testing.T, root string, files map[string]string) {
 	}
 }
 
-func (e env) call(t *testing.T, p ports.Principal, tool string, args map[string]any) (catalog.Result, *catalog.ToolError) {
-	t.Helper()
-	res, err := e.app.Call(t.Context(), p, tool, args)
-	if err != nil {
-		te, ok := catalog.AsToolError(err)
-		if !ok {
-			t.Fatalf("%s: %v", tool, err)
-		}
-		return res, te
-	}
-	return res, nil
-}
-
 func TestSQLQueryGuards(t *testing.T) {
 	e := newEnv(t, policy, nil)
 	e.sql.res = ports.SQLResult{Columns: []string{"id", "na\u202eme"}, Rows: [][]any{{json.Number("1"), "a\x1b[31mb"}}}
-	res, te := e.call(t, alice, "sql_query", map[string]any{"query": "select id, name from orders where org = :org and id > :min", "params": map[string]any{"org": hostile, "min": 3}})
+	res, te := coretest.Call(t, e.app, alice, "sql_query", map[string]any{"query": "select id, name from orders where org = :org and id > :min", "params": map[string]any{"org": hostile, "min": 3}})
 	if te != nil {
 		t.Fatal(te)
 	}
@@ -157,7 +145,7 @@ func TestSQLQueryGuards(t *testing.T) {
 		"object param":   {"query": "select * from orders where id = :id", "params": map[string]any{"id": map[string]any{"a": 1}}},
 		"hostile string": {"query": hostile},
 	} {
-		_, te := e.call(t, alice, "sql_query", args)
+		_, te := coretest.Call(t, e.app, alice, "sql_query", args)
 		if te == nil {
 			t.Errorf("%s: accepted", name)
 			continue
@@ -167,7 +155,7 @@ func TestSQLQueryGuards(t *testing.T) {
 		}
 	}
 	e.sql.err = &ports.SQLError{Kind: ports.SQLTimeout}
-	if _, te := e.call(t, alice, "sql_query", map[string]any{"query": "select id from orders"}); te == nil || !strings.Contains(te.Message, "timeout") {
+	if _, te := coretest.Call(t, e.app, alice, "sql_query", map[string]any{"query": "select id from orders"}); te == nil || !strings.Contains(te.Message, "timeout") {
 		t.Fatalf("timeout: %v", te)
 	}
 }
@@ -175,14 +163,14 @@ func TestSQLQueryGuards(t *testing.T) {
 func TestVectorToolsAuthorizeBeforeEmbedding(t *testing.T) {
 	e := newEnv(t, `{"grants":[{"subject":"*","actions":["read"],"prefix":""}]}`, nil)
 	for _, tool := range []string{"vector_query", "hybrid_query"} {
-		if _, te := e.call(t, alice, tool, map[string]any{"collection": "doc_chunks", "query": "refunds"}); te == nil || te.Kind != catalog.KindAuthorization {
+		if _, te := coretest.Call(t, e.app, alice, tool, map[string]any{"collection": "doc_chunks", "query": "refunds"}); te == nil || te.Kind != catalog.KindAuthorization {
 			t.Fatalf("%s: %v", tool, te)
 		}
 	}
 	if n := e.emb.texts.Load(); n != 0 {
 		t.Fatalf("a denied caller triggered %d embeddings", n)
 	}
-	if _, te := e.call(t, alice, "vector_query", map[string]any{"collection": "secret_table", "query": "x"}); te == nil || strings.Contains(te.Message, "secret_table") {
+	if _, te := coretest.Call(t, e.app, alice, "vector_query", map[string]any{"collection": "secret_table", "query": "x"}); te == nil || strings.Contains(te.Message, "secret_table") {
 		t.Fatalf("collection allow-list: %v", te)
 	}
 }
@@ -196,7 +184,7 @@ func TestIndexingIsDiffAwareAndTenantScoped(t *testing.T) {
 	})
 	index := func(p ports.Principal) map[string]any {
 		t.Helper()
-		res, te := e.call(t, p, "doc_index", map[string]any{"collection": "doc_chunks", "path_prefix": "handbook/"})
+		res, te := coretest.Call(t, e.app, p, "doc_index", map[string]any{"collection": "doc_chunks", "path_prefix": "handbook/"})
 		if te != nil {
 			t.Fatal(te)
 		}
@@ -218,7 +206,7 @@ func TestIndexingIsDiffAwareAndTenantScoped(t *testing.T) {
 		t.Fatalf("edit re-embedded %v chunks", third["chunks_embedded"])
 	}
 	// Retrieval cites source and chunk index, within the caller's tenant.
-	res, te := e.call(t, alice, "hybrid_query", map[string]any{"collection": "doc_chunks", "query": "refunds fourteen days", "k": 3})
+	res, te := coretest.Call(t, e.app, alice, "hybrid_query", map[string]any{"collection": "doc_chunks", "query": "refunds fourteen days", "k": 3})
 	if te != nil {
 		t.Fatal(te)
 	}
@@ -226,7 +214,7 @@ func TestIndexingIsDiffAwareAndTenantScoped(t *testing.T) {
 	if len(hits) == 0 || hits[0].(map[string]any)["source"] != "handbook/refunds.md" {
 		t.Fatalf("hybrid: %v", hits)
 	}
-	res, te = e.call(t, bob, "vector_query", map[string]any{"collection": "doc_chunks", "query": "refunds fourteen days", "k": 10})
+	res, te = coretest.Call(t, e.app, bob, "vector_query", map[string]any{"collection": "doc_chunks", "query": "refunds fourteen days", "k": 10})
 	if te != nil || len(res.Structured["results"].([]any)) != 0 {
 		t.Fatalf("bob sees alice's chunks: %v %v", res.Structured, te)
 	}
@@ -238,7 +226,7 @@ func TestIndexingIsDiffAwareAndTenantScoped(t *testing.T) {
 	if fourth["documents_removed"] != 1 {
 		t.Fatalf("deleted document kept: %v", fourth)
 	}
-	res, _ = e.call(t, alice, "vector_query", map[string]any{"collection": "doc_chunks", "query": "parcels warehouse", "k": 10})
+	res, _ = coretest.Call(t, e.app, alice, "vector_query", map[string]any{"collection": "doc_chunks", "query": "parcels warehouse", "k": 10})
 	for _, h := range res.Structured["results"].([]any) {
 		if h.(map[string]any)["source"] == "handbook/shipping.md" {
 			t.Fatal("chunks of a deleted document are still retrievable")
@@ -248,7 +236,7 @@ func TestIndexingIsDiffAwareAndTenantScoped(t *testing.T) {
 
 func TestIngestDeniedByDefaultPolicy(t *testing.T) {
 	e := newEnv(t, `{"grants":[{"subject":"*","actions":["read","search","scan"],"prefix":""}]}`, map[string]string{"a.md": "x"})
-	if _, te := e.call(t, alice, "doc_index", map[string]any{"collection": "doc_chunks"}); te == nil || te.Kind != catalog.KindAuthorization {
+	if _, te := coretest.Call(t, e.app, alice, "doc_index", map[string]any{"collection": "doc_chunks"}); te == nil || te.Kind != catalog.KindAuthorization {
 		t.Fatalf("ingest without the ingest action: %v", te)
 	}
 	if e.emb.texts.Load() != 0 {
@@ -262,7 +250,7 @@ func TestVectorSearchValidatesEmbeddings(t *testing.T) {
 	for i := range vec {
 		vec[i] = 0.1
 	}
-	if _, te := e.call(t, alice, "vector_search", map[string]any{"collection": "doc_chunks", "embedding": vec, "k": 5}); te != nil {
+	if _, te := coretest.Call(t, e.app, alice, "vector_search", map[string]any{"collection": "doc_chunks", "embedding": vec, "k": 5}); te != nil {
 		t.Fatal(te)
 	}
 	for name, args := range map[string]map[string]any{
@@ -270,7 +258,7 @@ func TestVectorSearchValidatesEmbeddings(t *testing.T) {
 		"huge k":      {"collection": "doc_chunks", "embedding": vec, "k": 100000},
 		"not numbers": {"collection": "doc_chunks", "embedding": []any{"a"}},
 	} {
-		if _, te := e.call(t, alice, "vector_search", args); te == nil || te.Kind != catalog.KindValidation {
+		if _, te := coretest.Call(t, e.app, alice, "vector_search", args); te == nil || te.Kind != catalog.KindValidation {
 			t.Errorf("%s: %v", name, te)
 		}
 	}

