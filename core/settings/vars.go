@@ -22,11 +22,6 @@ type Var struct {
 	render  func() string
 }
 
-type option func(*Var, *[]func() error)
-
-// secret marks a variable whose value check-config never prints.
-func secret(v *Var, _ *[]func() error) { v.Secret = true }
-
 // The patterns compile on first use: at package initialisation they cost
 // every start-up about a millisecond, mostly for variables left at their
 // defaults.
@@ -37,9 +32,9 @@ var (
 	hostPattern     = security.LazyRegexp(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 )
 
-func text(name, def string, dst *string, opts ...any) *Var {
+// text parses a string that passes every check.
+func text(name, def string, dst *string, checks ...check) *Var {
 	v := &Var{Name: name, Default: def}
-	checks := applyOpts(v, opts)
 	v.parse = func(raw string) error {
 		*dst = raw
 		return runChecks(checks, raw)
@@ -48,13 +43,20 @@ func text(name, def string, dst *string, opts ...any) *Var {
 	return v
 }
 
-func integer(name, def string, dst *int, opts ...any) *Var {
+// secretText is text whose value check-config never prints.
+func secretText(name, def string, dst *string, checks ...check) *Var {
+	v := text(name, def, dst, checks...)
+	v.Secret = true
+	return v
+}
+
+// integer parses a whole number within bounds (at least 1 when none is
+// given).
+func integer(name, def string, dst *int, bounds ...intRange) *Var {
 	v := &Var{Name: name, Default: def}
 	lo, hi := 1, int(^uint(0)>>1)
-	for _, o := range opts {
-		if r, ok := o.(intRange); ok {
-			lo, hi = r.lo, r.hi
-		}
+	for _, r := range bounds {
+		lo, hi = r.lo, r.hi
 	}
 	v.parse = func(raw string) error {
 		n, err := strconv.Atoi(raw)
@@ -118,9 +120,8 @@ func boolean(name, def string, dst *bool) *Var {
 }
 
 // list parses a comma-separated list; each item passes every check.
-func list(name, def string, dst *[]string, opts ...any) *Var {
+func list(name, def string, dst *[]string, checks ...check) *Var {
 	v := &Var{Name: name, Default: def}
-	checks := applyOpts(v, opts)
 	v.parse = func(raw string) error {
 		items := splitList(raw)
 		for _, it := range items {
@@ -185,20 +186,8 @@ func splitList(raw string) []string {
 	return out
 }
 
+// check validates a raw value; its error says what the value must be.
 type check func(string) error
-
-func applyOpts(v *Var, opts []any) []check {
-	var checks []check
-	for _, o := range opts {
-		switch o := o.(type) {
-		case func(*Var, *[]func() error):
-			o(v, nil)
-		case check:
-			checks = append(checks, o)
-		}
-	}
-	return checks
-}
 
 func runChecks(checks []check, raw string) error {
 	for _, c := range checks {
