@@ -15,6 +15,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
 // canary is a realistic secret-looking value fed as argument values; it must
@@ -81,13 +82,6 @@ func keysOf(m map[string]any) []string {
 	return keys
 }
 
-// allowAll is an authorizer for the test tools (which never consult it).
-type allowAll struct{}
-
-func (allowAll) Authorize(context.Context, ports.Principal, ports.Action, ports.Resource) ports.Decision {
-	return ports.Decision{Allowed: true}
-}
-
 // unlimited is a rate store that always admits.
 type unlimited struct{}
 
@@ -144,7 +138,7 @@ func newProbeApp(t testing.TB, sink ports.AuditSink, tracer ports.Tracer, metric
 	}
 	app, err := core.New(core.Deps{
 		Settings:   settings.Defaults(),
-		Authorizer: allowAll{},
+		Authorizer: portstest.AllowAll{},
 		Rates:      unlimited{},
 		Audit:      sink,
 		Tracer:     tracer,

@@ -19,47 +19,19 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
-// ---- test doubles for the core's other ports ----
-
-type auditLog struct {
-	mu   sync.Mutex
-	recs []ports.AuditRecord
-}
-
-func (a *auditLog) Record(_ context.Context, rec ports.AuditRecord) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.recs = append(a.recs, rec)
-}
-
-func (a *auditLog) refusals(kind catalog.RefusalKind) int {
-	a.mu.Lock()
-	defer a.mu.Unlock()
+// refusals counts the audited refusals of kind.
+func refusals(a *portstest.Audit, kind catalog.RefusalKind) int {
 	n := 0
-	for _, r := range a.recs {
+	for _, r := range a.Records() {
 		if r.Status == ports.StatusRefused && r.Refusal == string(kind) {
 			n++
 		}
 	}
 	return n
 }
-
-type nopSpan struct{}
-
-func (nopSpan) TraceID() string    { return "" }
-func (nopSpan) End(string, string) {}
-
-type nopTracer struct{}
-
-func (nopTracer) Start(ctx context.Context, _ ports.ComponentKind, _ string, _ ports.TraceCarrier) (context.Context, ports.Span) {
-	return ctx, nopSpan{}
-}
-
-type nopMetrics struct{}
-
-func (nopMetrics) RecordCall(context.Context, ports.ComponentKind, string, string, time.Duration) {}
 
 // denyAll is the authorizer; the probe tools never consult it.
 type denyAll struct{}
@@ -119,7 +91,7 @@ func testSettings(t *testing.T, perMinute int) *settings.Settings {
 type replica struct {
 	app   *core.App
 	store *redis.RateStore
-	audit *auditLog
+	audit *portstest.Audit
 }
 
 func newReplica(t *testing.T, url string, perMinute int, opts ...redis.Option) replica {
@@ -133,14 +105,14 @@ func newReplica(t *testing.T, url string, perMinute int, opts ...redis.Option) r
 	if err != nil {
 		t.Fatal(err)
 	}
-	audit := &auditLog{}
+	audit := &portstest.Audit{}
 	app, err := core.New(core.Deps{
 		Settings:   testSettings(t, perMinute),
 		Authorizer: denyAll{},
 		Rates:      store,
 		Audit:      audit,
-		Tracer:     nopTracer{},
-		Metrics:    nopMetrics{},
+		Tracer:     portstest.NoopTracer{},
+		Metrics:    portstest.NoopMetrics{},
 		Clock:      ports.SystemClock{},
 		Families:   []core.Member{coretest.Tools(probeSpec(probeTool), probeSpec(otherTool))},
 	})
@@ -348,8 +320,8 @@ func TestTwoAppsShareOneRedisBudget(t *testing.T) {
 		if r.store.Degraded() {
 			t.Fatal("a replica fell back to its local store; the budget was not shared through Redis")
 		}
-		if r.audit.refusals(catalog.KindRateLimited) != 2 {
-			t.Fatalf("replica audited %d rate_limited refusals, want 2", r.audit.refusals(catalog.KindRateLimited))
+		if refusals(r.audit, catalog.KindRateLimited) != 2 {
+			t.Fatalf("replica audited %d rate_limited refusals, want 2", refusals(r.audit, catalog.KindRateLimited))
 		}
 	}
 
