@@ -1,0 +1,225 @@
+// Command coding_agent is the offline coding walkthrough: it serves the
+// coding profile over the small sample repository beside this file and
+// calls each coding tool through App.Call, the same guarded path an MCP
+// client reaches, printing a short summary of each answer. No server, no
+// database, no network beyond loopback:
+//
+//	go run ./examples/coding_agent
+//
+// The exec tools (run_snippet, run_tests) need python3 on the sandbox PATH;
+// without it the walkthrough says so and skips them. Everything it writes
+// (the sandbox scratch, the data directory) goes under a temporary
+// directory removed on exit.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+
+	"github.com/arrowhead-go/arrowhead/adapters/sandbox"
+	"github.com/arrowhead-go/arrowhead/adapters/wire"
+	"github.com/arrowhead-go/arrowhead/core"
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// testCommand is run_tests' command: the sample's Python tests, run at the
+// root of the sandbox copy.
+const testCommand = "python3 -I -m unittest discover -s inventory -t ."
+
+func main() {
+	if _, err := run(context.Background(), os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "coding_agent:", err)
+		os.Exit(1)
+	}
+}
+
+// sampleRoot is the sample repository shipped beside this file.
+func sampleRoot() string {
+	_, self, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(self), "sample")
+}
+
+// run prints one section per tool call to w and returns the names of the
+// tools it called, in order.
+func run(ctx context.Context, w io.Writer) ([]string, error) {
+	tmp, err := os.MkdirTemp("", "arrowhead-coding-agent-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	// When the walkthrough runs as root the sandbox runs commands as an
+	// unprivileged uid, which must be able to pass through to its scratch.
+	if err := os.Chmod(tmp, 0o711); err != nil {
+		return nil, err
+	}
+
+	env := map[string]string{
+		"ARROWHEAD_PROFILE":   "coding",
+		"ARROWHEAD_REPO_ROOT": sampleRoot(),
+		"ARROWHEAD_DATA_DIR":  filepath.Join(tmp, "data"),
+	}
+	withExec := true
+	if _, err := sandbox.LookPath("python3"); err != nil {
+		withExec = false
+		fmt.Fprintf(w, "python3 is not on the sandbox PATH (%s): skipping run_snippet and run_tests.\n\n", sandbox.SandboxPATH)
+	} else {
+		env["ARROWHEAD_EXEC_ENABLED"] = "true"
+		env["ARROWHEAD_EXEC_RUNNER"] = "subprocess"
+		env["ARROWHEAD_EXEC_WORKDIR"] = filepath.Join(tmp, "exec-scratch")
+		env["ARROWHEAD_EXEC_TEST_COMMAND"] = testCommand
+	}
+	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		return nil, err
+	}
+	rt, err := wire.Build(ctx, s, wire.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer rt.Close(ctx)
+
+	// Auth is off in this walkthrough, so the local operator is the caller;
+	// a deployment with auth on would also grant the execute action in its
+	// policy (see policies/coding-agent.json).
+	a := agent{ctx: ctx, app: rt.App, who: ports.Operator(), w: w}
+	a.call("code_search", map[string]any{"query": "TODO"}, showSearch)
+	a.call("code_read", map[string]any{"path": "inventory/stock.py", "start_line": 15, "end_line": 20}, showRead)
+	a.call("symbol_map", map[string]any{}, showSymbols)
+	a.call("dependency_graph", map[string]any{}, showGraph)
+	if withExec {
+		a.call("run_snippet", map[string]any{"code": "import sys\nprint(sum(range(10)))\nprint(sys.version_info[:2])"}, showExec)
+		a.call("run_tests", map[string]any{"path_prefix": "inventory/"}, showExec)
+	}
+	return a.called, a.err
+}
+
+// agent calls tools in order and stops at the first failure.
+type agent struct {
+	ctx    context.Context
+	app    *core.App
+	who    ports.Principal
+	w      io.Writer
+	called []string
+	err    error
+}
+
+// call calls tool with args and prints a section headed by the tool's name,
+// summarised by show; after a failure it does nothing.
+func (a *agent) call(tool string, args map[string]any, show func(io.Writer, map[string]any)) {
+	if a.err != nil {
+		return
+	}
+	res, err := a.app.Call(a.ctx, a.who, tool, args)
+	if err != nil {
+		if te, ok := catalog.AsToolError(err); ok {
+			err = fmt.Errorf("%s: %s", te.Kind, te.Message)
+		}
+		a.err = fmt.Errorf("%s: %w", tool, err)
+		return
+	}
+	fmt.Fprintf(a.w, "== %s %s\n", tool, describe(args))
+	show(a.w, res.Structured)
+	fmt.Fprintln(a.w)
+	a.called = append(a.called, tool)
+}
+
+// describe renders a call's arguments on one line, long values cut.
+func describe(args map[string]any) string {
+	keys := make([]string, 0, len(args))
+	for k := range args {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%s", k, preview(fmt.Sprintf("%#v", args[k]), 40))
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}
+
+func showSearch(w io.Writer, out map[string]any) {
+	matches := list(out["matches"])
+	fmt.Fprintf(w, "%d match(es) in %v file(s) scanned\n", len(matches), out["files_scanned"])
+	for _, m := range matches {
+		fmt.Fprintf(w, "  %v:%v  %s\n", m["path"], m["line"], preview(str(m["snippet"]), 70))
+	}
+}
+
+func showRead(w io.Writer, out map[string]any) {
+	fmt.Fprintf(w, "%v lines %v-%v of %v, inside the untrusted-data frame:\n",
+		out["path"], out["start_line"], out["end_line"], out["total_lines"])
+	for _, line := range strings.Split(strings.TrimRight(str(out["content"]), "\n"), "\n") {
+		fmt.Fprintf(w, "  | %s\n", line)
+	}
+}
+
+func showSymbols(w io.Writer, out map[string]any) {
+	symbols := list(out["symbols"])
+	fmt.Fprintf(w, "%d symbol(s) in %v file(s), extractors %v\n", len(symbols), out["files_scanned"], out["extractor"])
+	for _, s := range symbols {
+		name := str(s["name"])
+		if p := str(s["parent"]); p != "" {
+			name = p + "." + name
+		}
+		fmt.Fprintf(w, "  %-28s %-8v %v:%v-%v\n", name, s["kind"], s["path"], s["start_line"], s["end_line"])
+	}
+}
+
+func showGraph(w io.Writer, out map[string]any) {
+	modules, edges := list(out["modules"]), list(out["edges"])
+	fmt.Fprintf(w, "%d module(s), %d import(s)\n", len(modules), len(edges))
+	for _, e := range edges {
+		where := "internal"
+		if e["external"] == true {
+			where = "external"
+		}
+		fmt.Fprintf(w, "  %v -> %v (%s)\n", e["from"], e["to"], where)
+	}
+}
+
+func showExec(w io.Writer, out map[string]any) {
+	enforced, _ := out["enforced"].(map[string]any)
+	fmt.Fprintf(w, "exit %v in %vms on the %v runner (timed out: %v, truncated: %v)\n",
+		out["exit_code"], out["duration_ms"], out["runner"], out["timed_out"], out["truncated"])
+	fmt.Fprintf(w, "  enforced: network=%v filesystem=%v environment=%v separate_user=%v\n",
+		enforced["network"], enforced["filesystem"], enforced["environment"], enforced["separate_user"])
+	for _, stream := range []string{"stdout", "stderr"} {
+		if text := strings.TrimSpace(str(out[stream])); text != "" {
+			lines := strings.Split(text, "\n")
+			fmt.Fprintf(w, "  %s (last lines):\n", stream)
+			for _, line := range lines[max(len(lines)-3, 0):] {
+				fmt.Fprintf(w, "    %s\n", preview(line, 70))
+			}
+		}
+	}
+}
+
+// list reads a JSON array of objects.
+func list(v any) []map[string]any {
+	items, _ := v.([]any)
+	out := make([]map[string]any, 0, len(items))
+	for _, item := range items {
+		if m, ok := item.(map[string]any); ok {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func str(v any) string { s, _ := v.(string); return s }
+
+func preview(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > n {
+		s = s[:n] + "..."
+	}
+	return s
+}
