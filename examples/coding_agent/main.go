@@ -61,10 +61,15 @@ func run(ctx context.Context, w io.Writer) ([]string, error) {
 		return nil, err
 	}
 
+	if err := os.Mkdir(filepath.Join(tmp, "docs"), 0o755); err != nil {
+		return nil, err
+	}
 	env := map[string]string{
 		"ARROWHEAD_PROFILE":   "coding",
 		"ARROWHEAD_REPO_ROOT": sampleRoot(),
 		"ARROWHEAD_DATA_DIR":  filepath.Join(tmp, "data"),
+		"ARROWHEAD_JAIL_ROOT": filepath.Join(tmp, "docs"), // the core family's corpus
+
 	}
 	withExec := true
 	if _, err := sandbox.LookPath("python3"); err != nil {
