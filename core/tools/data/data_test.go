@@ -62,6 +62,7 @@ type env struct {
 	emb      *countingEmbedder
 	sql      *fakeSQL
 	settings *settings.Settings
+	index    *inmem.VectorIndex
 }
 
 const policy = `{"grants":[
@@ -70,6 +71,13 @@ const policy = `{"grants":[
  {"subject":"*","actions":["query"],"kinds":["table"],"prefix":"orders"}]}`
 
 func newEnv(t *testing.T, pol string, files map[string]string) env {
+	t.Helper()
+	return newEnvWriting(t, pol, files, nil)
+}
+
+// newEnvWriting is newEnv with doc_index writing through wrap(index) when
+// wrap is not nil.
+func newEnvWriting(t *testing.T, pol string, files map[string]string, wrap func(ports.VectorWriter) ports.VectorWriter) env {
 	t.Helper()
 	root := t.TempDir()
 	writeFiles(t, root, files)
@@ -95,9 +103,13 @@ func newEnv(t *testing.T, pol string, files map[string]string) env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := env{root: root, emb: &countingEmbedder{inner: embed.NewDeterministic(64)}, sql: &fakeSQL{}, settings: s}
+	e := env{root: root, emb: &countingEmbedder{inner: embed.NewDeterministic(64)}, sql: &fakeSQL{}, settings: s, index: idx}
+	var writer ports.VectorWriter = idx
+	if wrap != nil {
+		writer = wrap(idx)
+	}
 	family := data.Family.With(data.Ports{Authorizer: p, Vetter: sqlguard.New(sqlguard.Config{}), SQL: e.sql,
-		Vectors: idx, Writer: idx, Embedder: e.emb, Documents: store})
+		Vectors: idx, Writer: writer, Embedder: e.emb, Documents: store})
 	e.app, err = core.New(core.Deps{Settings: s, Authorizer: p, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
 		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
 		Families: []core.Member{family}})

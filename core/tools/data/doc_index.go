@@ -20,6 +20,15 @@ import (
 // embedder splits further by its own batch size.
 const indexEmbedBatch = 256
 
+// A vector write is one transaction (an fsync on the embedded index), so
+// doc_index gathers the embedded chunks of several documents into one
+// Upsert. The batch is flushed when it holds indexWriteBatchChunks chunks
+// or indexWriteBatchBytes of content and vectors, and at the end of a run.
+const (
+	indexWriteBatchChunks = 2048
+	indexWriteBatchBytes  = 8 << 20
+)
+
 type docIndexInput struct {
 	Collection string `json:"collection" description:"An allow-listed collection." maxLength:"63"`
 	PathPrefix string `json:"path_prefix,omitempty" description:"Only documents under this prefix." maxLength:"$path"`
@@ -123,9 +132,11 @@ func (x indexer) run(ctx context.Context, call catalog.Call, coll, prefix string
 	}
 	present := map[string]bool{}
 	budget := s.VectorIndexMaxChunks
+	w := &indexWrites{writer: x.writer, coll: coll, owner: owner, rep: &rep}
+	timedOut := false
 	for i, f := range listed {
 		if ctx.Err() != nil {
-			rep.truncated = append(rep.truncated, "timeout")
+			timedOut = true
 			break
 		}
 		present[f.Path] = true
@@ -146,14 +157,26 @@ func (x indexer) run(ctx context.Context, call catalog.Call, coll, prefix string
 			break
 		}
 		budget -= len(chunks)
-		if err := x.indexDocument(ctx, coll, owner, f.Path, chunks, &rep); err != nil {
+		if err := x.indexDocument(ctx, w, f.Path, chunks); err != nil {
 			if errors.Is(err, context.DeadlineExceeded) {
-				rep.truncated = append(rep.truncated, "timeout")
+				timedOut = true
 				break
 			}
 			return rep, err
 		}
-		rep.indexed++
+	}
+	// The documents still queued are written now; after a timeout they
+	// cannot be, and stay unwritten and unreported.
+	if !timedOut {
+		if err := w.flush(ctx); err != nil {
+			if !errors.Is(err, context.DeadlineExceeded) {
+				return rep, err
+			}
+			timedOut = true
+		}
+	}
+	if timedOut {
+		rep.truncated = append(rep.truncated, "timeout")
 	}
 	// Remove documents that are gone, but only after a complete listing:
 	// a capped or interrupted run must not delete what it did not see.
@@ -206,22 +229,23 @@ func (x indexer) chunksOf(ctx context.Context, rel string, maxChunks int) ([]str
 	}), true
 }
 
-// indexDocument embeds only the chunks whose hash changed, upserts them and
-// trims chunks past the document's new end.
-func (x indexer) indexDocument(ctx context.Context, coll, owner, source string, chunks []string, rep *indexReport) error {
-	existing, err := x.writer.Hashes(ctx, coll, owner, source)
+// indexDocument embeds only the chunks whose hash changed and queues them,
+// with the trimming of chunks past the document's new end, on w.
+func (x indexer) indexDocument(ctx context.Context, w *indexWrites, source string, chunks []string) error {
+	existing, err := w.writer.Hashes(ctx, w.coll, w.owner, source)
 	if err != nil {
 		return vectorRefusal(err)
 	}
+	doc := pendingDocument{source: source, chunks: len(chunks), shrunk: len(existing) > len(chunks)}
 	var changed []ports.Chunk
 	for i, c := range chunks {
 		sum := sha256.Sum256([]byte(c))
 		hash := hex.EncodeToString(sum[:])
 		if x.settings.IndexReuseUnchanged && existing[i] == hash {
-			rep.unchanged++
+			doc.unchanged++
 			continue
 		}
-		changed = append(changed, ports.Chunk{ID: ChunkID(owner, source, i), Tenant: owner, Source: source, Index: i, Content: c, Hash: hash})
+		changed = append(changed, ports.Chunk{ID: ChunkID(w.owner, source, i), Tenant: w.owner, Source: source, Index: i, Content: c, Hash: hash})
 	}
 	for start := 0; start < len(changed); start += indexEmbedBatch {
 		batch := changed[start:min(start+indexEmbedBatch, len(changed))]
@@ -242,18 +266,87 @@ func (x indexer) indexDocument(ctx context.Context, coll, owner, source string, 
 		for i := range batch {
 			batch[i].Embedding = vecs[i]
 		}
-		if err := x.writer.Upsert(ctx, coll, batch); err != nil {
+		if err := w.add(ctx, batch); err != nil {
+			return err
+		}
+	}
+	if len(changed) == 0 || len(w.chunks) == 0 {
+		return w.finish(ctx, doc) // nothing of it is waiting to be written
+	}
+	w.docs = append(w.docs, doc)
+	return nil
+}
+
+// pendingDocument is a document whose chunks are all embedded and queued:
+// it is reported, and trimmed when it shrank, once they are written.
+type pendingDocument struct {
+	source            string
+	chunks, unchanged int
+	shrunk            bool
+}
+
+// indexWrites batches doc_index's upserts across documents. Each document's
+// chunks are upserted before its trim (the two touch different chunk
+// indexes, and documents touch different sources, so no other order
+// matters), and a document counts in the report only once all of its writes
+// succeeded.
+type indexWrites struct {
+	writer      ports.VectorWriter
+	coll, owner string
+	rep         *indexReport
+	chunks      []ports.Chunk
+	bytes       int
+	docs        []pendingDocument
+}
+
+// add queues embedded chunks, flushing when the batch is full.
+func (w *indexWrites) add(ctx context.Context, chunks []ports.Chunk) error {
+	w.chunks = append(w.chunks, chunks...)
+	for _, c := range chunks {
+		w.bytes += len(c.Content) + 4*len(c.Embedding)
+	}
+	if len(w.chunks) >= indexWriteBatchChunks || w.bytes >= indexWriteBatchBytes {
+		return w.flush(ctx)
+	}
+	return nil
+}
+
+// flush writes the queued chunks in one Upsert, then finishes the queued
+// documents.
+func (w *indexWrites) flush(ctx context.Context) error {
+	if len(w.chunks) > 0 {
+		if err := w.writer.Upsert(ctx, w.coll, w.chunks); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return vectorRefusal(err)
 		}
-		rep.embedded += len(batch)
+		w.rep.embedded += len(w.chunks)
 	}
-	if len(existing) > len(chunks) {
-		if err := x.writer.Truncate(ctx, coll, owner, source, len(chunks)); err != nil {
+	docs := w.docs
+	w.chunks, w.bytes, w.docs = nil, 0, nil
+	for _, doc := range docs {
+		if err := w.finish(ctx, doc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// finish trims a written document that shrank and reports it.
+func (w *indexWrites) finish(ctx context.Context, doc pendingDocument) error {
+	if doc.shrunk {
+		if err := w.writer.Truncate(ctx, w.coll, w.owner, doc.source, doc.chunks); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return vectorRefusal(err)
 		}
-		rep.shrunk++
+		w.rep.shrunk++
 	}
-	rep.total += len(chunks)
+	w.rep.indexed++
+	w.rep.unchanged += doc.unchanged
+	w.rep.total += doc.chunks
 	return nil
 }
 
