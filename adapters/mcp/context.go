@@ -56,12 +56,13 @@ func carrier(meta *mcp.Meta, h http.Header, ctx context.Context) ports.TraceCarr
 // per request on the 2026-07-28 leg, at initialize on the handshake leg.
 func clientCaps(ctx context.Context) catalog.ClientCaps {
 	if info := server.RequestProtocolInfoFromContext(ctx); info != nil && info.Modern {
-		return catalog.ClientCaps{Elicitation: info.ClientCapabilities != nil && info.ClientCapabilities.Elicitation != nil}
+		c := info.ClientCapabilities
+		return catalog.ClientCaps{Elicitation: c != nil && c.Elicitation != nil, Sampling: c != nil && c.Sampling != nil}
 	}
 	sess := server.ClientSessionFromContext(ctx)
 	if withInfo, ok := sess.(server.SessionWithClientInfo); ok {
 		caps := withInfo.GetClientCapabilities()
-		return catalog.ClientCaps{Elicitation: caps.Elicitation != nil}
+		return catalog.ClientCaps{Elicitation: caps.Elicitation != nil, Sampling: caps.Sampling != nil}
 	}
 	return catalog.ClientCaps{}
 }
@@ -72,13 +73,25 @@ func inputAnswers(responses mcp.InputResponses) map[string]catalog.InputAnswer {
 		return nil
 	}
 	out := make(map[string]catalog.InputAnswer, len(responses))
+	// An answer is decoded against the method of the request it answers,
+	// which only the tool knows: read it both ways and let the tool use
+	// the part it asked for (an elicitation's action and content, or a
+	// sampling answer's text).
 	for id := range responses {
-		el := server.ElicitationResponse(responses, id)
-		if el == nil {
-			continue
+		var ans catalog.InputAnswer
+		found := false
+		if el := server.ElicitationResponse(responses, id); el != nil {
+			ans.Action = string(el.Action)
+			ans.Content, _ = el.Content.(map[string]any)
+			found = true
 		}
-		content, _ := el.Content.(map[string]any)
-		out[id] = catalog.InputAnswer{Action: string(el.Action), Content: content}
+		if sample := server.SamplingResponse(responses, id); sample != nil {
+			ans.Text = samplingText(sample)
+			found = true
+		}
+		if found {
+			out[id] = ans
+		}
 	}
 	return out
 }
@@ -100,4 +113,22 @@ func progressReporter(ctx context.Context, s *server.MCPServer, meta *mcp.Meta) 
 		}
 		_ = s.SendNotificationToClient(ctx, "notifications/progress", params)
 	}
+}
+
+// samplingText is the text of a sampling answer; any other content kind
+// (images, audio) is dropped.
+func samplingText(r *mcp.CreateMessageResult) string {
+	switch c := r.Content.(type) {
+	case mcp.TextContent:
+		return c.Text
+	case *mcp.TextContent:
+		return c.Text
+	case map[string]any:
+		// A retried request carries the answer as plain JSON.
+		if c["type"] == "text" {
+			text, _ := c["text"].(string)
+			return text
+		}
+	}
+	return ""
 }

@@ -190,6 +190,15 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	if err != nil {
 		return toolError(err), nil
 	}
+	if res.NeedInput != nil && res.NeedInput.Sample != nil {
+		in := res.NeedInput
+		params := mcp.CreateMessageParams{
+			Messages:     []mcp.SamplingMessage{{Role: mcp.RoleUser, Content: mcp.NewTextContent(in.Sample.Prompt)}},
+			SystemPrompt: in.Sample.System,
+			MaxTokens:    in.Sample.MaxTokens,
+		}
+		return server.NewInputRequestBuilder(in.State).Sample(in.ID, params).ToolResult(), nil
+	}
 	if res.NeedInput != nil {
 		in := res.NeedInput
 		params := mcp.ElicitationParams{Mode: mcp.ElicitationModeForm, Message: in.Message}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/adapters/httpx"
 	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/tools/assist"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -14,7 +15,9 @@ import (
 // the endpoint marked internal only when ARROWHEAD_LLM_INTERNAL_HOSTS names
 // its exact pair.
 func openCompleter(s *settings.Settings, egress ports.Egress) (ports.Completer, error) {
-	if s.LLMProvider == "none" {
+	if s.LLMProvider == "none" || s.LLMProvider == assist.ProviderSampling {
+		// No HTTP backend: the assist tools refuse, or ask the client's
+		// own model.
 		return nil, nil
 	}
 	endpoint := s.LLMEndpoint

@@ -17,11 +17,22 @@ import (
 type ClientCaps struct {
 	// Elicitation is true when the client can answer an input request.
 	Elicitation bool
+	// Sampling is true when the client can answer a sampling request with
+	// its own model.
+	Sampling bool
+}
+
+// SampleRequest asks the client's own model for a completion (MCP
+// sampling) instead of a form.
+type SampleRequest struct {
+	System    string
+	Prompt    string
+	MaxTokens int
 }
 
 // InputRequest asks the client to confirm or supply something before the
-// call can complete (elicitation). The handler is called again with the
-// answer in Call.Inputs.
+// call can complete (elicitation), or, with Sample set, to run its model
+// (sampling). The handler is called again with the answer in Call.Inputs.
 type InputRequest struct {
 	// ID names the request; the answer comes back under the same id.
 	ID string
@@ -32,13 +43,18 @@ type InputRequest struct {
 	Schema *Schema
 	// State is an opaque token echoed back on retry.
 	State string
+	// Sample, when set, makes this a sampling request: Message and Schema
+	// are not used.
+	Sample *SampleRequest
 }
 
 // InputAnswer is the client's answer to an InputRequest.
 type InputAnswer struct {
-	// Action is "accept", "decline" or "cancel".
+	// Action is "accept", "decline" or "cancel" for an elicitation.
 	Action  string
 	Content map[string]any
+	// Text is the model's answer to a sampling request.
+	Text string
 }
 
 // Call is one invocation of a tool after the guard chain admitted it. The

@@ -136,7 +136,7 @@ func (s *Settings) vars() []*Var {
 		integer("ARROWHEAD_DEPENDENCY_GRAPH_MAX_FILES", "500", &s.DependencyGraphMaxFiles),
 
 		// Completion backend.
-		text("ARROWHEAD_LLM_PROVIDER", "none", &s.LLMProvider, oneOf("none", "anthropic", "openai")),
+		text("ARROWHEAD_LLM_PROVIDER", "none", &s.LLMProvider, oneOf("none", "anthropic", "openai", "sampling")),
 		text("ARROWHEAD_LLM_ENDPOINT", "", &s.LLMEndpoint, optional(httpURLWithQuery)),
 		text("ARROWHEAD_LLM_MODEL", "", &s.LLMModel),
 		secretText("ARROWHEAD_LLM_API_KEY", "", &s.LLMAPIKey),

@@ -10,6 +10,10 @@ package assist
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
 
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
@@ -43,13 +47,17 @@ var Family = core.Family[Ports]{
 		return core.Components{Tools: []catalog.ToolSpec{codeExplain(s).Spec(), summarizeDiff(s).Spec(), rerank(s).Spec()}}
 	},
 	Bind: func(s *settings.Settings, p Ports) core.Components {
-		if p.Completer == nil {
+		sampling := s.LLMProvider == ProviderSampling
+		if p.Completer == nil && !sampling {
 			return core.Components{Tools: []catalog.ToolSpec{
 				codeExplain(s).NotConfigured(notConfigured), summarizeDiff(s).NotConfigured(notConfigured),
 				rerank(s).NotConfigured(notConfigured),
 			}}
 		}
 		m := model{settings: s, completer: p.Completer}
+		if sampling {
+			m = model{settings: s, sampling: true, seal: catalog.NewInputSeal(sampleTTL)}
+		}
 		explain := codeExplain(s).NotConfigured(repoNotConfigured)
 		if p.Repo != nil {
 			explain = codeExplain(s).Bind(explainer{model: m, code: repo.NewReader(s, p.Repo, p.Authorizer)}.explain)
@@ -62,24 +70,59 @@ var Family = core.Family[Ports]{
 	},
 }
 
+// ProviderSampling is the ARROWHEAD_LLM_PROVIDER value that asks the
+// connected client's own model (MCP sampling) instead of an HTTP backend.
+const ProviderSampling = "sampling"
+
+// SampleInputID names the sampling input request; sampleTTL bounds how long
+// it stays answerable.
+const (
+	SampleInputID = "model"
+	sampleTTL     = 10 * time.Minute
+)
+
 // model is the completion backend as the tools use it: bounded prompts,
-// bounded answers, caller-safe failures.
+// bounded answers, caller-safe failures. In sampling mode the backend is
+// the client's own model, asked through an input request.
 type model struct {
 	settings  *settings.Settings
 	completer ports.Completer
+	sampling  bool
+	seal      catalog.InputSeal
 }
 
-// ask sends one bounded request. The backend's own error never reaches
-// the caller; its fixed text is kept as the operators' cause.
-func (m model) ask(ctx context.Context, system, prompt string) (string, error) {
+// ask returns the model's answer to one bounded request, or, in sampling
+// mode, the input request that asks the client for it. A sampled answer is
+// accepted only with the state sealed for this caller, tool and exact
+// prompt. The backend's own error never reaches the caller; its fixed text
+// is kept as the operators' cause.
+func (m model) ask(ctx context.Context, call catalog.Call, tool, system, prompt string) (string, *catalog.InputRequest, error) {
 	if len([]rune(system))+len([]rune(prompt)) > m.settings.LLMMaxPromptChars {
-		return "", catalog.Invalid("The request exceeds %d characters (ARROWHEAD_LLM_MAX_PROMPT_CHARS); send less.", m.settings.LLMMaxPromptChars)
+		return "", nil, catalog.Invalid("The request exceeds %d characters (ARROWHEAD_LLM_MAX_PROMPT_CHARS); send less.", m.settings.LLMMaxPromptChars)
 	}
-	out, err := m.completer.Complete(ctx, ports.CompletionRequest{System: system, Prompt: prompt, MaxTokens: m.settings.LLMMaxTokens})
-	if err != nil {
-		return "", catalog.Failed("The model backend did not answer.").WithCause(err)
+	if !m.sampling {
+		out, err := m.completer.Complete(ctx, ports.CompletionRequest{System: system, Prompt: prompt, MaxTokens: m.settings.LLMMaxTokens})
+		if err != nil {
+			return "", nil, catalog.Failed("The model backend did not answer.").WithCause(err)
+		}
+		return out, nil, nil
 	}
-	return out, nil
+	sum := sha256.Sum256([]byte(system + "\x00" + prompt))
+	parts := []string{"assist-sample", call.Principal.Subject, tool, hex.EncodeToString(sum[:])}
+	if ans, ok := call.Inputs[SampleInputID]; ok {
+		if !m.seal.Open(time.Now(), call.InputState, parts...) {
+			return "", nil, catalog.Invalid("The model answer does not match this request or has expired.")
+		}
+		if strings.TrimSpace(ans.Text) == "" {
+			return "", nil, catalog.Failed("The client's model returned no text.")
+		}
+		return ans.Text, nil, nil
+	}
+	if !call.Caps.Sampling {
+		return "", nil, catalog.Unavailable("This server asks the client's own model (ARROWHEAD_LLM_PROVIDER=sampling), and this client does not offer sampling.")
+	}
+	return "", &catalog.InputRequest{ID: SampleInputID, State: m.seal.Seal(time.Now(), parts...),
+		Sample: &catalog.SampleRequest{System: system, Prompt: prompt, MaxTokens: m.settings.LLMMaxTokens}}, nil
 }
 
 // prose sanitizes a model answer as Markdown (no HTML, no images, http(s)

@@ -252,3 +252,38 @@ func orderOf(res catalog.Result) []int {
 	}
 	return out
 }
+
+func TestSamplingAnswerBoundToItsRequest(t *testing.T) {
+	app := newApp(t, nil, map[string]string{"ARROWHEAD_LLM_PROVIDER": "sampling"})
+	args := map[string]any{"diff": "+x\n"}
+	// A client without sampling is refused cleanly.
+	if _, err := app.Call(t.Context(), alice, "summarize_diff", args); err == nil || !strings.Contains(err.Error(), "does not offer sampling") {
+		t.Fatalf("no capability: %v", err)
+	}
+	caps := core.WithClientCaps(catalog.ClientCaps{Sampling: true})
+	res, err := app.Call(t.Context(), alice, "summarize_diff", args, caps)
+	if err != nil || res.NeedInput == nil || res.NeedInput.Sample == nil || !strings.Contains(res.NeedInput.Sample.Prompt, "+x") {
+		t.Fatalf("want a sampling request, got %+v %v", res, err)
+	}
+	answer := map[string]catalog.InputAnswer{assist.SampleInputID: {Text: "A one-line change."}}
+	state := res.NeedInput.State
+	res, err = app.Call(t.Context(), alice, "summarize_diff", args, caps, core.WithInputs(answer, state))
+	if err != nil || !strings.Contains(res.Text, "A one-line change.") {
+		t.Fatalf("answered: %v %v", res.Text, err)
+	}
+	// The same answer under a forged state, for other material, or for
+	// another caller is refused.
+	for name, c := range map[string]struct {
+		p     ports.Principal
+		args  map[string]any
+		state string
+	}{
+		"forged state":   {alice, args, "9999999999.00"},
+		"other material": {alice, map[string]any{"diff": "+y\n"}, state},
+		"other caller":   {ports.NewPrincipal("mallory", "assist:run"), args, state},
+	} {
+		if _, err := app.Call(t.Context(), c.p, "summarize_diff", c.args, caps, core.WithInputs(answer, c.state)); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -53,9 +53,12 @@ func (e explainer) explain(ctx context.Context, call catalog.Call, in codeExplai
 		return nil, err
 	}
 	prompt := fmt.Sprintf("File %s, lines %d to %d of %d:\n\n%s", ex.Path, ex.StartLine, ex.EndLine, ex.TotalLines, ex.Text)
-	answer, err := e.model.ask(ctx, explainSystem, prompt)
+	answer, need, err := e.model.ask(ctx, call, "code_explain", explainSystem, prompt)
 	if err != nil {
 		return nil, err
+	}
+	if need != nil {
+		return catalog.Ask[codeExplainOutput](need), nil
 	}
 	framed, truncated, err := e.model.prose("code_explain:"+ex.Path, answer)
 	if err != nil {

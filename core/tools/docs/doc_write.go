@@ -3,7 +3,6 @@ package docs
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -74,10 +73,10 @@ func docWrite(s *settings.Settings) catalog.Tool[docWriteInput, docWriteOutput] 
 	})
 }
 
-// writer is doc_write: the corpus and the key of its confirmation state.
+// writer is doc_write: the corpus and the seal of its confirmation state.
 type writer struct {
 	*corpus
-	confirmKey []byte
+	confirmSeal catalog.InputSeal
 }
 
 func (w writer) write(ctx context.Context, call catalog.Call, in docWriteInput) (*catalog.Reply[docWriteOutput], error) {
@@ -184,20 +183,18 @@ func validate(s *settings.Settings, format string, data []byte) error {
 // and an accepting answer, so a confirmation cannot be replayed by another
 // caller, for another path, or for other content.
 func (w writer) confirm(call catalog.Call, rel string, data []byte) (confirmed bool, need *catalog.InputRequest, err error) {
+	sum := sha256.Sum256(data)
+	parts := []string{"doc_write-overwrite", call.Principal.Subject, rel, hex.EncodeToString(sum[:])}
 	ans, answered := call.Inputs[ConfirmInputID]
 	if !answered {
-		expiry := time.Now().Add(confirmTTL).Unix()
 		return false, &catalog.InputRequest{
 			ID:      ConfirmInputID,
 			Message: "Replace the existing document " + strconv.Quote(content.SanitizeString(rel)) + "? Its current content will be lost.",
 			Schema:  confirmSchema(),
-			State:   strconv.FormatInt(expiry, 10) + "." + w.confirmMAC(call.Principal.Subject, rel, data, expiry),
+			State:   w.confirmSeal.Seal(time.Now(), parts...),
 		}, nil
 	}
-	expStr, mac, ok := strings.Cut(call.InputState, ".")
-	expiry, perr := strconv.ParseInt(expStr, 10, 64)
-	if !ok || perr != nil || time.Now().Unix() > expiry ||
-		!hmac.Equal([]byte(mac), []byte(w.confirmMAC(call.Principal.Subject, rel, data, expiry))) {
+	if !w.confirmSeal.Open(time.Now(), call.InputState, parts...) {
 		return false, nil, catalog.Invalid("The confirmation does not match this write or has expired; nothing was changed.")
 	}
 	if ans.Action != "accept" {
@@ -205,14 +202,4 @@ func (w writer) confirm(call catalog.Call, rel string, data []byte) (confirmed b
 	}
 	v, _ := ans.Content["confirm"].(bool)
 	return v, nil, nil
-}
-
-func (w writer) confirmMAC(subject, rel string, data []byte, expiry int64) string {
-	sum := sha256.Sum256(data)
-	m := hmac.New(sha256.New, w.confirmKey)
-	for _, part := range []string{"doc_write-overwrite", subject, rel, hex.EncodeToString(sum[:]), strconv.FormatInt(expiry, 10)} {
-		m.Write([]byte(part))
-		m.Write([]byte{0})
-	}
-	return hex.EncodeToString(m.Sum(nil))
 }

@@ -8,7 +8,6 @@ package docs
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"path"
 	"slices"
@@ -48,17 +47,13 @@ var Family = core.Family[Ports]{
 	},
 	Bind: func(s *settings.Settings, p Ports) core.Components {
 		c := &corpus{settings: s, store: p.Store, authorizer: p.Authorizer}
-		key := make([]byte, 32)
-		if _, err := rand.Read(key); err != nil {
-			panic("docs: no randomness for the confirmation key")
-		}
 		return core.Components{
 			Tools: []catalog.ToolSpec{
 				docSearch(s).Bind(c.search),
 				docRead(s).Bind(c.readTool),
 				docRetrieve(s).Bind(retriever{settings: s, egress: p.Egress}.retrieve),
 				docScan(s).Bind(scanner{corpus: c, secrets: p.Scanner}.scanTool),
-				docWrite(s).Bind(writer{corpus: c, confirmKey: key}.write),
+				docWrite(s).Bind(writer{corpus: c, confirmSeal: catalog.NewInputSeal(confirmTTL)}.write),
 			},
 			Resources: resources(c),
 			Prompts:   prompts(c),
