@@ -69,7 +69,7 @@ func run(ctx context.Context, w io.Writer) ([]string, error) {
 		"ARROWHEAD_REPO_ROOT": sampleRoot(),
 		"ARROWHEAD_DATA_DIR":  filepath.Join(tmp, "data"),
 		"ARROWHEAD_JAIL_ROOT": filepath.Join(tmp, "docs"), // the core family's corpus
-
+		"ARROWHEAD_DOCS_ROOT": filepath.Join(tmp, "docs"),
 	}
 	withExec := true
 	if _, err := sandbox.LookPath("python3"); err != nil {
