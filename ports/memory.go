@@ -2,7 +2,6 @@ package ports
 
 import (
 	"context"
-	"errors"
 	"time"
 )
 
@@ -80,17 +79,15 @@ type MemoryLimits struct {
 	MaxKeys                int
 }
 
-// ErrMemoryNotFound is a missing record, namespace or key, and equally a
-// foreign one: the owner is part of every lookup.
-var ErrMemoryNotFound = errors.New("memory record not found")
-
 // MemoryLimitError is a write refused by one of MemoryLimits; Var names the
 // setting.
 type MemoryLimitError struct{ Var string }
 
 func (e *MemoryLimitError) Error() string { return "memory bound reached: " + e.Var }
 
-// MemoryBackend stores memories and kv entries per owner. owner is always
+// MemoryBackend stores memories and kv entries per owner. A missing record,
+// namespace or key is ErrNotFound, and so is a foreign one: the owner is
+// part of every lookup. owner is always
 // the verified caller identity, never an argument; names are validated by
 // the core. Every method is safe for concurrent use, and a write returns
 // only once it is durable.
@@ -98,7 +95,7 @@ type MemoryBackend interface {
 	// Store creates, dedups or updates. Identical content (same Hash) in
 	// the namespace returns the existing record with created false and
 	// changes nothing. An ID that does not exist for owner is
-	// ErrMemoryNotFound.
+	// ErrNotFound.
 	Store(ctx context.Context, owner string, w MemoryWrite, lim MemoryLimits) (rec MemoryRecord, created bool, err error)
 	// Search recalls up to k memories of namespace relevant to query;
 	// embedding is nil unless a semantic embedder is configured.
@@ -106,13 +103,13 @@ type MemoryBackend interface {
 	// List returns up to limit records of namespace, oldest first, and
 	// whether more exist.
 	List(ctx context.Context, owner, namespace string, limit int) ([]MemoryRecord, bool, error)
-	// Delete removes one record; a missing one is ErrMemoryNotFound.
+	// Delete removes one record; a missing one is ErrNotFound.
 	Delete(ctx context.Context, owner, namespace, id string) error
 
 	// KVSet stores value under key, replacing it.
 	KVSet(ctx context.Context, owner string, e KVEntry, lim MemoryLimits) error
-	// KVGet returns a live (unexpired as of now) entry or ErrMemoryNotFound.
+	// KVGet returns a live (unexpired as of now) entry or ErrNotFound.
 	KVGet(ctx context.Context, owner, key string, now time.Time) (KVEntry, error)
-	// KVDelete removes key; a missing key is ErrMemoryNotFound.
+	// KVDelete removes key; a missing key is ErrNotFound.
 	KVDelete(ctx context.Context, owner, key string) error
 }

@@ -148,7 +148,7 @@ func (m *MemoryStore) Store(ctx context.Context, owner string, w ports.MemoryWri
 		nb := nsAll.Bucket([]byte(w.Namespace))
 		if nb == nil {
 			if w.ID != "" {
-				return ports.ErrMemoryNotFound
+				return ports.ErrNotFound
 			}
 			if lim.MaxNamespaces > 0 && countKeys(nsAll) >= lim.MaxNamespaces {
 				return &ports.MemoryLimitError{Var: "ARROWHEAD_MEMORY_MAX_NAMESPACES"}
@@ -186,7 +186,7 @@ func (m *MemoryStore) Store(ctx context.Context, owner string, w ports.MemoryWri
 				return err
 			}
 			if !ok {
-				return ports.ErrMemoryNotFound
+				return ports.ErrNotFound
 			}
 			rec.CreatedAt = old.CreatedAt
 			used -= int64(len(old.Content) + len(old.Metadata))
@@ -345,7 +345,7 @@ func (m *MemoryStore) Delete(ctx context.Context, owner, namespace, id string) e
 		ob := root.Bucket(ownerKey(owner))
 		nb := nestedBucket(root, ownerKey(owner), memNSKey, []byte(namespace))
 		if ob == nil || nb == nil || nb.Bucket(memRecKey) == nil {
-			return ports.ErrMemoryNotFound
+			return ports.ErrNotFound
 		}
 		recs, hashes := nb.Bucket(memRecKey), nb.Bucket(memHashKey)
 		var r memRecord
@@ -354,7 +354,7 @@ func (m *MemoryStore) Delete(ctx context.Context, owner, namespace, id string) e
 			return err
 		}
 		if !ok {
-			return ports.ErrMemoryNotFound
+			return ports.ErrNotFound
 		}
 		if err := recs.Delete([]byte(id)); err != nil {
 			return err
@@ -428,7 +428,7 @@ func (m *MemoryStore) KVGet(ctx context.Context, owner, key string, now time.Tim
 	err := m.ns.View(ctx, func(root *bbolt.Bucket) error {
 		kb := nestedBucket(root, ownerKey(owner), memKVKey)
 		if kb == nil {
-			return ports.ErrMemoryNotFound
+			return ports.ErrNotFound
 		}
 		var r kvRecord
 		ok, err := getSealed(kb, []byte(key), &r)
@@ -436,7 +436,7 @@ func (m *MemoryStore) KVGet(ctx context.Context, owner, key string, now time.Tim
 			return err
 		}
 		if !ok || (!r.ExpiresAt.IsZero() && !now.Before(r.ExpiresAt)) {
-			return ports.ErrMemoryNotFound
+			return ports.ErrNotFound
 		}
 		out = ports.KVEntry{Key: key, Value: r.Value, ExpiresAt: r.ExpiresAt, UpdatedAt: r.UpdatedAt, Provenance: fromProv(r.Provenance)}
 		return nil
@@ -449,7 +449,7 @@ func (m *MemoryStore) KVDelete(ctx context.Context, owner, key string) error {
 	return m.ns.Batch(ctx, func(root *bbolt.Bucket) error {
 		kb := nestedBucket(root, ownerKey(owner), memKVKey)
 		if kb == nil || kb.Get([]byte(key)) == nil {
-			return ports.ErrMemoryNotFound
+			return ports.ErrNotFound
 		}
 		return kb.Delete([]byte(key))
 	})

@@ -108,7 +108,7 @@ func TestMemorySIGKILLLosesNoAck(t *testing.T) {
 			t.Fatalf("acknowledged memory %s lost", a.id)
 		}
 		e, err := m.KVGet(context.Background(), "owner", a.key, time.Now())
-		if errors.Is(err, ports.ErrMemoryNotFound) || e.Value != a.content {
+		if errors.Is(err, ports.ErrNotFound) || e.Value != a.content {
 			t.Fatalf("acknowledged kv %s lost (%v)", a.key, err)
 		}
 	}

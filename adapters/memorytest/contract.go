@@ -81,22 +81,22 @@ func Run(t *testing.T, open Factory) {
 		}
 		missing := Write("n", "x", base)
 		missing.ID = NewID()
-		if _, _, err := m.Store(ctx, "alice", missing, noLimits); !errors.Is(err, ports.ErrMemoryNotFound) {
+		if _, _, err := m.Store(ctx, "alice", missing, noLimits); !errors.Is(err, ports.ErrNotFound) {
 			t.Fatalf("update of a missing id: %v", err)
 		}
 	})
 	t.Run("owners are isolated and a foreign id is missing", func(t *testing.T) {
 		m := open(t)
 		r, _, _ := m.Store(ctx, "alice", Write("n", "secret plan", base), noLimits)
-		if err := m.Delete(ctx, "bob", "n", r.ID); !errors.Is(err, ports.ErrMemoryNotFound) {
+		if err := m.Delete(ctx, "bob", "n", r.ID); !errors.Is(err, ports.ErrNotFound) {
 			t.Fatalf("foreign delete: %v", err)
 		}
-		if err := m.Delete(ctx, "bob", "n", NewID()); !errors.Is(err, ports.ErrMemoryNotFound) {
+		if err := m.Delete(ctx, "bob", "n", NewID()); !errors.Is(err, ports.ErrNotFound) {
 			t.Fatalf("missing delete: %v", err)
 		}
 		u := Write("n", "hijack", base)
 		u.ID = r.ID
-		if _, _, err := m.Store(ctx, "bob", u, noLimits); !errors.Is(err, ports.ErrMemoryNotFound) {
+		if _, _, err := m.Store(ctx, "bob", u, noLimits); !errors.Is(err, ports.ErrNotFound) {
 			t.Fatalf("foreign update: %v", err)
 		}
 		if l, _, _ := m.List(ctx, "bob", "n", 10); len(l) != 0 {
@@ -113,7 +113,7 @@ func Run(t *testing.T, open Factory) {
 		if err := m.Delete(ctx, "alice", "n", r.ID); err != nil {
 			t.Fatal(err)
 		}
-		if err := m.Delete(ctx, "alice", "n", r.ID); !errors.Is(err, ports.ErrMemoryNotFound) {
+		if err := m.Delete(ctx, "alice", "n", r.ID); !errors.Is(err, ports.ErrNotFound) {
 			t.Fatalf("second delete: %v", err)
 		}
 	})
@@ -198,10 +198,10 @@ func Run(t *testing.T, open Factory) {
 		if err != nil || got.Value != "v1" || got.Provenance.Tool != "kv_set" || !got.ExpiresAt.Equal(base.Add(time.Minute)) {
 			t.Fatalf("get = %+v %v", got, err)
 		}
-		if _, err := m.KVGet(ctx, "bob", "draft", base); !errors.Is(err, ports.ErrMemoryNotFound) {
+		if _, err := m.KVGet(ctx, "bob", "draft", base); !errors.Is(err, ports.ErrNotFound) {
 			t.Fatalf("bob reads alice's key: %v", err)
 		}
-		if _, err := m.KVGet(ctx, "alice", "draft", base.Add(time.Minute)); !errors.Is(err, ports.ErrMemoryNotFound) {
+		if _, err := m.KVGet(ctx, "alice", "draft", base.Add(time.Minute)); !errors.Is(err, ports.ErrNotFound) {
 			t.Fatalf("expired key read: %v", err)
 		}
 		// An expired key does not hold a slot.
@@ -212,7 +212,7 @@ func Run(t *testing.T, open Factory) {
 		if err := m.KVDelete(ctx, "alice", "other"); err != nil {
 			t.Fatal(err)
 		}
-		if err := m.KVDelete(ctx, "alice", "other"); !errors.Is(err, ports.ErrMemoryNotFound) {
+		if err := m.KVDelete(ctx, "alice", "other"); !errors.Is(err, ports.ErrNotFound) {
 			t.Fatalf("second delete: %v", err)
 		}
 	})

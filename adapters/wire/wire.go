@@ -38,6 +38,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/tools/data"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
 	"github.com/arrowhead-go/arrowhead/core/tools/exectools"
+	"github.com/arrowhead-go/arrowhead/core/tools/memorytools"
 	"github.com/arrowhead-go/arrowhead/core/tools/notify"
 	"github.com/arrowhead-go/arrowhead/core/tools/repo"
 	"github.com/arrowhead-go/arrowhead/policies"
@@ -222,6 +223,10 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
+	memory, err := rt.openMemory(s)
+	if err != nil {
+		return nil, err
+	}
 	rt.App, err = core.New(core.Deps{
 		Settings:   s,
 		Authorizer: authorizer,
@@ -231,7 +236,8 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		Metrics:    tel.Metrics(),
 		Clock:      clock,
 		Families: families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn,
-			runner: runner, execRepo: execRepo, notify: notifyPorts, repo: repoStore, tagger: tagger, completer: completer, context: ctxPorts}),
+			runner: runner, execRepo: execRepo, notify: notifyPorts, repo: repoStore, tagger: tagger, completer: completer, context: ctxPorts,
+			memory: memory, clock: clock}),
 	})
 	if err != nil {
 		return nil, err
@@ -257,6 +263,9 @@ type familyPorts struct {
 	// completer is nil with ARROWHEAD_LLM_PROVIDER=none.
 	completer ports.Completer
 	context   contextPorts
+	// memory is nil unless the profile serves the memory family.
+	memory ports.MemoryBackend
+	clock  ports.Clock
 }
 
 // families is every family with the ports it uses: one line per family.
@@ -274,6 +283,7 @@ func families(s *settings.Settings, p familyPorts) []core.Member {
 		assist.Family.With(assist.Ports{Completer: p.completer, Repo: p.repo, Authorizer: p.authorizer}),
 		contexttools.Family.With(contexttools.Ports{Sets: p.context.sets, Corpus: p.corpus, Repo: p.repo, Authorizer: p.authorizer,
 			Scanner: scanner, Tokenizer: p.context.tokenizer}),
+		memorytools.Family.With(memorytools.Ports{Memory: p.memory, Authorizer: p.authorizer, Clock: p.clock}),
 	}
 }
 

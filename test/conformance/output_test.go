@@ -113,18 +113,32 @@ func TestOutputsMatchTheirSchemas(t *testing.T) {
 			map[string]any{"kind": "doc", "identifier": "notes/a.md"}}}},
 		{"workingset_get", map[string]any{"name": "bug"}},
 		{"pack_context", map[string]any{"query": "refunds", "working_set": "bug", "token_budget": 400}},
+		{"memory_store", map[string]any{"namespace": "prefs", "content": "prefers metric units", "metadata": map[string]any{"from": "chat"}}},
+		{"memory_search", map[string]any{"namespace": "prefs", "query": "units"}},
+		{"memory_list", map[string]any{"namespace": "prefs"}},
+		{"kv_set", map[string]any{"key": "draft", "value": "step 2", "ttl_seconds": 60}},
+		{"kv_get", map[string]any{"key": "draft"}},
+		{"kv_delete", map[string]any{"key": "draft"}},
+		{"memory_delete", nil}, // the id memory_store returned
 	}
 	seen := map[string]bool{}
+	var memoryID any
 	for _, call := range calls {
 		var req mcp.CallToolRequest
 		req.Params.Name = call.tool
 		req.Params.Arguments = call.args
+		if call.tool == "memory_delete" {
+			req.Params.Arguments = map[string]any{"namespace": "prefs", "id": memoryID}
+		}
 		res, err := c.CallTool(t.Context(), req)
 		if err != nil {
 			t.Fatalf("%s: %v", call.tool, err)
 		}
 		if res.IsError || res.StructuredContent == nil {
 			t.Errorf("%s did not succeed with schema-valid output: %+v", call.tool, res.Content)
+		}
+		if out, ok := res.StructuredContent.(map[string]any); ok && call.tool == "memory_store" {
+			memoryID = out["id"]
 		}
 		seen[call.tool] = true
 	}

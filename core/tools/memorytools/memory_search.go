@@ -1,0 +1,72 @@
+package memorytools
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/content"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+type memorySearchInput struct {
+	namespaceArg
+	Query string `json:"query" description:"Words to recall memories by." minLength:"1" maxLength:"1000"`
+	K     int    `json:"k,omitempty" description:"How many memories to return (default 5)." minimum:"1" maximum:"$max_k"`
+}
+
+type memoryResult struct {
+	content.Framed
+	ID         string         `json:"id" description:"The memory's id."`
+	Score      float64        `json:"score" description:"Relevance, higher is better."`
+	Metadata   map[string]any `json:"metadata" description:"The memory's metadata, sanitized."`
+	CreatedAt  string         `json:"created_at" description:"When the memory was created (RFC 3339)."`
+	UpdatedAt  string         `json:"updated_at" description:"When it was last written (RFC 3339)."`
+	Provenance provenanceOut  `json:"provenance" description:"Who wrote it, and when."`
+}
+
+type memorySearchOutput struct {
+	Results []memoryResult `json:"results" description:"The recalled memories, most relevant first; each content is sanitized and framed as untrusted data."`
+	Recall  string         `json:"recall" description:"The search actually performed." enum:"keyword,semantic"`
+}
+
+const defaultK = 5
+
+// memorySearch defines memory_search.
+func memorySearch(s *settings.Settings) catalog.Tool[memorySearchInput, memorySearchOutput] {
+	return catalog.Define[memorySearchInput, memorySearchOutput](catalog.ToolDef{
+		Name:        "memory_search",
+		Family:      catalog.FamilyMemory,
+		Scope:       "memory:read",
+		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_MEMORY_SEARCH_PER_MINUTE", Default: 60},
+		Description: "Recall the memories in a namespace you own most relevant to a query. Recall is keyword on the embedded backend and semantic when an embedding provider is configured; the result says which. Example: memory_search(namespace=\"prefs\", query=\"units\", k=5)",
+		Annotations: catalog.Annotations{Title: "Search memories", ReadOnly: true, Idempotent: true},
+		Bounds:      catalog.Bounds{"max_k": s.MemoryMaxK},
+	})
+}
+
+func (m memories) search(ctx context.Context, call catalog.Call, in memorySearchInput) (*catalog.Reply[memorySearchOutput], error) {
+	who, err := m.authorize(ctx, call, ports.ActionRead, ports.KindMemory, in.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	k := in.K
+	if k == 0 {
+		k = min(defaultK, m.settings.MemoryMaxK)
+	}
+	hits, recall, err := m.backend.Search(ctx, who, in.Namespace, in.Query, nil, k)
+	if err != nil {
+		return nil, refusal(err, "Namespace")
+	}
+	out := memorySearchOutput{Results: make([]memoryResult, 0, len(hits)), Recall: string(recall)}
+	text := fmt.Sprintf("%d memories (%s recall):\n", len(hits), recall)
+	for _, h := range hits {
+		r := h.Record
+		f := frame("memory", r.Namespace+"/"+r.ID, r.Content)
+		out.Results = append(out.Results, memoryResult{Framed: f, ID: r.ID, Score: h.Score, Metadata: metadataOut(r.Metadata),
+			CreatedAt: stamp(r.CreatedAt), UpdatedAt: stamp(r.UpdatedAt), Provenance: provenance(r.Provenance)})
+		text += f.Text + "\n"
+	}
+	return catalog.Answer(out, text), nil
+}

@@ -1,0 +1,162 @@
+// Package memorytools is the memory family: caller-curated durable state.
+// memory_store, memory_search, memory_list and memory_delete keep memories
+// in namespaces; kv_set, kv_get and kv_delete keep an exact-key scratchpad
+// with optional expiry. Ownership is structural: every record is keyed by
+// the verified caller identity, never by an argument, so a foreign record
+// reads as not found. Names pass strict patterns in the input schemas,
+// every ARROWHEAD_MEMORY_* and ARROWHEAD_KV_* bound applies, every record
+// carries its provenance, and every read is sanitized and framed as
+// untrusted data: memories are not secret-scanned on write, remembering
+// what the caller says is the point.
+package memorytools
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/arrowhead-go/arrowhead/core"
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/content"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// Ports are what the memory family uses.
+type Ports struct {
+	// Memory stores memories and kv entries (the embedded store, or
+	// PostgreSQL with ARROWHEAD_MEMORY_DSN).
+	Memory ports.MemoryBackend
+	// Authorizer decides the memory and kv kinds per namespace and key.
+	Authorizer ports.Authorizer
+	// Clock stamps records and decides expiry.
+	Clock ports.Clock
+}
+
+// Family is the memory family.
+var Family = core.Family[Ports]{
+	ID: catalog.FamilyMemory,
+	Declare: func(s *settings.Settings) core.Components {
+		return core.Components{Tools: []catalog.ToolSpec{
+			memoryStore(s).Spec(), memorySearch(s).Spec(), memoryList(s).Spec(), memoryDelete(s).Spec(),
+			kvSet(s).Spec(), kvGet(s).Spec(), kvDelete(s).Spec(),
+		}}
+	},
+	Bind: func(s *settings.Settings, p Ports) core.Components {
+		m := memories{settings: s, backend: p.Memory, authorizer: p.Authorizer, clock: p.Clock}
+		return core.Components{Tools: []catalog.ToolSpec{
+			memoryStore(s).Bind(m.store), memorySearch(s).Bind(m.search), memoryList(s).Bind(m.list), memoryDelete(s).Bind(m.delete),
+			kvSet(s).Bind(m.kvSet), kvGet(s).Bind(m.kvGet), kvDelete(s).Bind(m.kvDelete),
+		}}
+	},
+}
+
+// The name patterns admit no separator, dot segment, space or non-ASCII
+// character, so no traversal, homoglyph or bidi trick fits in a name. Ids
+// are only ever the server's own: 128 random bits in lowercase hex.
+type namespaceArg struct {
+	Namespace string `json:"namespace" description:"Namespace: 1-64 letters, digits, '_' or '-'." pattern:"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$" maxLength:"64"`
+}
+
+type keyArg struct {
+	Key string `json:"key" description:"Key: 1-128 letters, digits, '_', '.', ':' or '-'." pattern:"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$" maxLength:"128"`
+}
+
+// provenanceOut says which tool and caller wrote a record, and when.
+type provenanceOut struct {
+	Tool   string `json:"tool" description:"The tool that wrote the record."`
+	Caller string `json:"caller" description:"The verified caller that wrote it."`
+	At     string `json:"at" description:"When it was written (RFC 3339, UTC)."`
+}
+
+func provenance(p ports.Provenance) provenanceOut {
+	return provenanceOut{Tool: p.Tool, Caller: content.SanitizeString(p.Caller), At: stamp(p.At)}
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// memories is the family's handlers over the backend.
+type memories struct {
+	settings   *settings.Settings
+	backend    ports.MemoryBackend
+	authorizer ports.Authorizer
+	clock      ports.Clock
+}
+
+// owner is the key a caller's records are stored under: the verified
+// subject only.
+func owner(p ports.Principal) (string, error) {
+	if !p.Authenticated || p.Subject == "" {
+		return "", catalog.Denied()
+	}
+	return p.Subject, nil
+}
+
+// authorize checks the caller's grant on a namespace (kind memory) or key
+// (kind kv) and returns the owner.
+func (m memories) authorize(ctx context.Context, call catalog.Call, action ports.Action, kind, id string) (string, error) {
+	who, err := owner(call.Principal)
+	if err != nil {
+		return "", err
+	}
+	if !m.authorizer.Authorize(ctx, call.Principal, action, ports.Resource{Kind: kind, ID: id}).Allowed {
+		return "", catalog.Denied()
+	}
+	return who, nil
+}
+
+func (m memories) limits() ports.MemoryLimits {
+	s := m.settings
+	return ports.MemoryLimits{MaxEntriesPerNamespace: s.MemoryMaxEntriesPerNamespace, MaxNamespaces: s.MemoryMaxNamespaces,
+		QuotaBytes: s.MemoryQuotaBytes, MaxKeys: s.KVMaxKeys}
+}
+
+// refusal maps backend errors onto refusals that name no value.
+func refusal(err error, what string) error {
+	var le *ports.MemoryLimitError
+	switch {
+	case errors.Is(err, ports.ErrNotFound):
+		return catalog.NotFound(what)
+	case errors.As(err, &le):
+		return catalog.Invalid("A memory bound is reached (%s).", le.Var)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return catalog.Failed("The memory store could not complete the request.").WithCause(err)
+}
+
+func newID() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+func contentHash(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}
+
+// metadataOut decodes stored metadata (sanitized canonical JSON when it
+// was written) and sanitizes it again on the way out.
+func metadataOut(raw []byte) map[string]any {
+	out := map[string]any{}
+	if len(raw) == 0 {
+		return out
+	}
+	clean, err := content.SanitizeJSON(raw, content.JSONLimits{})
+	if err != nil || json.Unmarshal([]byte(clean), &out) != nil {
+		return map[string]any{}
+	}
+	return out
+}
+
+// frame sanitizes stored text and wraps it as untrusted data.
+func frame(kind, identifier, text string) content.Framed {
+	return content.Frame(content.SanitizeString(text), content.NewSource(kind, identifier, "text", []byte(text)))
+}
