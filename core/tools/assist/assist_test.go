@@ -46,7 +46,7 @@ var alice = ports.NewPrincipal("alice", "assist:run")
 // policy grants repository reads everywhere but under secret/.
 const policy = `{"grants":[{"subject":"*","actions":["read"],"kinds":["repo_file"],"prefix":"src"}]}`
 
-func newApp(t *testing.T, model ports.Completer, vars map[string]string) *core.App {
+func newApp(t testing.TB, model ports.Completer, vars map[string]string) *core.App {
 	t.Helper()
 	root := t.TempDir()
 	for rel, body := range map[string]string{
