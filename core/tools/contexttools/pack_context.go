@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"strings"
-	"time"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
@@ -188,13 +187,7 @@ func (p packer) retrieve(ctx context.Context, who ports.Principal, k *pack, kind
 	}
 	src := search.NewStoreSource(reader, paths, allow, search.StoreSourceOptions{MaxBytes: maxBytes})
 	defer src.Close()
-	res, err := search.Run(ctx, src, m, search.Limits{
-		MaxFiles:        maxFiles,
-		MaxResults:      s.SearchMaxResults,
-		MaxTotalBytes:   int64(s.SearchMaxTotalBytes),
-		SnippetMaxChars: s.SearchSnippetMaxChars,
-		Deadline:        time.Duration(s.SearchRegexTimeoutMS) * time.Millisecond,
-	})
+	res, err := search.Run(ctx, src, m, search.LimitsFromSettings(s, maxFiles))
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
@@ -76,13 +75,7 @@ func (c *corpus) search(ctx context.Context, call catalog.Call, in docSearchInpu
 	src := search.NewStoreSource(c.store, paths, c.allowFunc(call.Principal, ports.ActionSearch),
 		search.StoreSourceOptions{MaxBytes: int64(s.DocMaxBytes)})
 	defer src.Close()
-	res, err := search.Run(ctx, src, m, search.Limits{
-		MaxFiles:        s.SearchMaxFiles,
-		MaxResults:      s.SearchMaxResults,
-		MaxTotalBytes:   int64(s.SearchMaxTotalBytes),
-		SnippetMaxChars: s.SearchSnippetMaxChars,
-		Deadline:        time.Duration(s.SearchRegexTimeoutMS) * time.Millisecond,
-	})
+	res, err := search.Run(ctx, src, m, search.LimitsFromSettings(s, s.SearchMaxFiles))
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, err

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
@@ -79,13 +78,7 @@ func (t *tree) search(ctx context.Context, call catalog.Call, in codeSearchInput
 	src := search.NewStoreSource(t.store, paths, t.allowFunc(call.Principal, ports.ActionSearch),
 		search.StoreSourceOptions{MaxBytes: int64(s.RepoMaxFileBytes)})
 	defer src.Close()
-	res, err := search.Run(ctx, src, m, search.Limits{
-		MaxFiles:        s.RepoSearchMaxFiles,
-		MaxResults:      s.SearchMaxResults,
-		MaxTotalBytes:   int64(s.SearchMaxTotalBytes),
-		SnippetMaxChars: s.SearchSnippetMaxChars,
-		Deadline:        time.Duration(s.SearchRegexTimeoutMS) * time.Millisecond,
-	})
+	res, err := search.Run(ctx, src, m, search.LimitsFromSettings(s, s.RepoSearchMaxFiles))
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
