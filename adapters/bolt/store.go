@@ -194,6 +194,12 @@ func Open(cfg Config) (*Store, error) {
 		}
 		return nil, openErr(err)
 	}
+	// bbolt waits up to MaxBatchDelay (10 ms by default) for more callers
+	// before committing a batch. With an fsync costing well under a
+	// millisecond that wait, not the disk, bounded throughput (about 600
+	// writes/s with 8 callers); a short window still gathers everyone who
+	// arrives while the previous commit is syncing.
+	db.MaxBatchDelay = batchWindow
 	s := &Store{db: db, claimed: map[string]bool{}}
 	if err := s.verify(); err != nil {
 		_ = db.Close()
@@ -201,6 +207,9 @@ func Open(cfg Config) (*Store, error) {
 	}
 	return s, nil
 }
+
+// batchWindow is how long a group commit waits for more writers.
+const batchWindow = time.Millisecond
 
 // openErr classifies bbolt.Open's failure.
 func openErr(err error) error {
