@@ -2,7 +2,8 @@
 // coding profile over the small sample repository beside this file and
 // calls each coding tool through App.Call, the same guarded path an MCP
 // client reaches, printing a short summary of each answer. No server, no
-// database, no network beyond loopback:
+// database, no model key, no network beyond loopback: the assist tools ask
+// a fake OpenAI-compatible model the walkthrough serves on 127.0.0.1.
 //
 //	go run ./examples/coding_agent
 //
@@ -14,8 +15,10 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -33,6 +36,25 @@ import (
 // testCommand is run_tests' command: the sample's Python tests, run at the
 // root of the sandbox copy.
 const testCommand = "python3 -I -m unittest discover -s inventory -t ."
+
+// guide is the one document in the walkthrough's corpus, so pack_context
+// has a document to pin and to retrieve beside the repository's files.
+const guide = `# Inventory guide
+
+Stock is counted per item. Removing stock checks that enough units are on
+hand first; reserving units before removal is still a TODO.
+`
+
+// change is the diff summarize_diff is asked about.
+const change = `--- a/inventory/stock.py
++++ b/inventory/stock.py
+@@ -16,2 +16,3 @@ class Stock:
+     def remove(self, item, units):
+-        # TODO: reserve units before removing them
++        if item in self.reserved:
++            raise ValueError("units are reserved")
+         have = self.levels.get(item, 0)
+`
 
 func main() {
 	if _, err := run(context.Background(), os.Stdout); err != nil {
@@ -64,12 +86,28 @@ func run(ctx context.Context, w io.Writer) ([]string, error) {
 	if err := os.Mkdir(filepath.Join(tmp, "docs"), 0o755); err != nil {
 		return nil, err
 	}
+	if err := os.WriteFile(filepath.Join(tmp, "docs", "inventory-guide.md"), []byte(guide), 0o644); err != nil {
+		return nil, err
+	}
+	model := fakeModel()
+	defer model.Close()
+	modelURL, err := url.Parse(model.URL)
+	if err != nil {
+		return nil, err
+	}
 	env := map[string]string{
 		"ARROWHEAD_PROFILE":   "coding",
 		"ARROWHEAD_REPO_ROOT": sampleRoot(),
 		"ARROWHEAD_DATA_DIR":  filepath.Join(tmp, "data"),
 		"ARROWHEAD_JAIL_ROOT": filepath.Join(tmp, "docs"), // the core family's corpus
 		"ARROWHEAD_DOCS_ROOT": filepath.Join(tmp, "docs"),
+		// The assist tools' backend: an OpenAI-compatible endpoint on
+		// loopback, which egress refuses unless its exact host:port is
+		// listed as an internal model host.
+		"ARROWHEAD_LLM_PROVIDER":       "openai",
+		"ARROWHEAD_LLM_ENDPOINT":       model.URL + "/v1/chat/completions",
+		"ARROWHEAD_LLM_INTERNAL_HOSTS": modelURL.Host,
+		"ARROWHEAD_LLM_MODEL":          "fake",
 	}
 	withExec := true
 	if _, err := sandbox.LookPath("python3"); err != nil {
@@ -99,6 +137,19 @@ func run(ctx context.Context, w io.Writer) ([]string, error) {
 	a.call("code_read", map[string]any{"path": "inventory/stock.py", "start_line": 15, "end_line": 20}, showRead)
 	a.call("symbol_map", map[string]any{}, showSymbols)
 	a.call("dependency_graph", map[string]any{}, showGraph)
+	a.call("workingset_update", map[string]any{"name": "stock-work", "action": "pin", "items": []any{
+		map[string]any{"kind": "repo_file", "identifier": "inventory/stock.py", "note": "the class being changed"},
+		map[string]any{"kind": "doc", "identifier": "inventory-guide.md"},
+	}}, showSet)
+	a.call("workingset_get", map[string]any{"name": "stock-work"}, showSet)
+	a.call("pack_context", map[string]any{"query": "total", "working_set": "stock-work", "token_budget": 2000}, showPack)
+	a.call("code_explain", map[string]any{"path": "inventory/stock.py", "start_line": 4, "end_line": 20}, showModelText)
+	a.call("summarize_diff", map[string]any{"diff": change}, showModelText)
+	a.call("rerank", map[string]any{"query": "remove stock units", "candidates": []any{
+		"Shipping rates are quoted per kilogram.",
+		"Stock.remove takes units away from an item's stock.",
+		"The report lists each item's stock.",
+	}}, showOrder)
 	if withExec {
 		a.call("run_snippet", map[string]any{"code": "import sys\nprint(sum(range(10)))\nprint(sys.version_info[:2])"}, showExec)
 		a.call("run_tests", map[string]any{"path_prefix": "inventory/"}, showExec)
@@ -145,7 +196,8 @@ func describe(args map[string]any) string {
 	slices.Sort(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%s", k, preview(fmt.Sprintf("%#v", args[k]), 40))
+		value, _ := json.Marshal(args[k])
+		parts[i] = fmt.Sprintf("%s=%s", k, preview(string(value), 40))
 	}
 	return "(" + strings.Join(parts, ", ") + ")"
 }
@@ -188,6 +240,44 @@ func showGraph(w io.Writer, out map[string]any) {
 		}
 		fmt.Fprintf(w, "  %v -> %v (%s)\n", e["from"], e["to"], where)
 	}
+}
+
+func showSet(w io.Writer, out map[string]any) {
+	items := list(out["items"])
+	fmt.Fprintf(w, "working set %v holds %d item(s)\n", out["name"], len(items))
+	for _, item := range items {
+		fmt.Fprintf(w, "  %-9v %v  %s\n", item["kind"], item["identifier"], preview(str(item["note"]), 40))
+	}
+}
+
+func showPack(w io.Writer, out map[string]any) {
+	items, dropped := list(out["items"]), list(out["dropped"])
+	fmt.Fprintf(w, "%v of %v tokens (%v), %d item(s) packed, %d dropped\n",
+		out["tokens_used"], out["token_budget"], out["tokenizer"], len(items), len(dropped))
+	for _, item := range items {
+		fmt.Fprintf(w, "  %-9v %-9v %v:%v-%v  %v tokens  sha256 %.12s\n",
+			item["reason"], item["kind"], item["identifier"], item["start_line"], item["end_line"], item["tokens"], str(item["sha256"]))
+	}
+	for _, item := range dropped {
+		fmt.Fprintf(w, "  dropped   %-9v %v (%v)\n", item["kind"], item["identifier"], item["reason"])
+	}
+}
+
+// showModelText prints a model's answer as the tool returned it: sanitized
+// Markdown inside the untrusted-data frame.
+func showModelText(w io.Writer, out map[string]any) {
+	for key, value := range out {
+		if text, ok := value.(string); ok && strings.Contains(text, "UNTRUSTED-DATA") {
+			fmt.Fprintf(w, "%s, inside the untrusted-data frame:\n", key)
+			for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+				fmt.Fprintf(w, "  | %s\n", preview(line, 100))
+			}
+		}
+	}
+}
+
+func showOrder(w io.Writer, out map[string]any) {
+	fmt.Fprintf(w, "order (candidate indices, most relevant first): %v\n", out["order"])
 }
 
 func showExec(w io.Writer, out map[string]any) {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -23,7 +24,8 @@ func TestWalkthrough(t *testing.T) {
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out.String())
 	}
-	want := []string{"code_search", "code_read", "symbol_map", "dependency_graph"}
+	want := []string{"code_search", "code_read", "symbol_map", "dependency_graph",
+		"workingset_update", "workingset_get", "pack_context", "code_explain", "summarize_diff", "rerank"}
 	_, noPython := sandbox.LookPath("python3")
 	if noPython == nil {
 		want = append(want, "run_snippet", "run_tests")
@@ -39,13 +41,29 @@ func TestWalkthrough(t *testing.T) {
 		sections[name] = part
 	}
 	todo := grepLine(t, "inventory/stock.py", "TODO")
+	// pack_context pins the whole of stock.py: its manifest carries the
+	// file's line count and the SHA-256 of its bytes.
+	stock, err := os.ReadFile(filepath.Join(sampleRoot(), "inventory", "stock.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Count(stock, []byte("\n"))
+	stockSum := fmt.Sprintf("%x", sha256.Sum256(stock))
 	expect := map[string][]string{
-		"code_search":      {"1 match(es)", fmt.Sprintf("inventory/stock.py:%d", todo)},
-		"code_read":        {"UNTRUSTED-DATA-BEGIN", "def remove(self, item, units):", "UNTRUSTED-DATA-END"},
-		"symbol_map":       {"Stock.remove", "method", "Price", "shipping/rates/rates.go", "go/parser", "python-tokenizer"},
-		"dependency_graph": {"inventory.report -> inventory.stock (internal)", "example.com/shipping/cmd/quote -> example.com/shipping/rates (internal)", "-> errors (external)"},
-		"run_snippet":      {"exit 0", "environment=scrubbed", "45"},
-		"run_tests":        {"exit 0", "Ran 3 tests", "OK"},
+		"code_search":       {"1 match(es)", fmt.Sprintf("inventory/stock.py:%d", todo)},
+		"code_read":         {"UNTRUSTED-DATA-BEGIN", "def remove(self, item, units):", "UNTRUSTED-DATA-END"},
+		"symbol_map":        {"Stock.remove", "method", "Price", "shipping/rates/rates.go", "go/parser", "python-tokenizer"},
+		"dependency_graph":  {"inventory.report -> inventory.stock (internal)", "example.com/shipping/cmd/quote -> example.com/shipping/rates (internal)", "-> errors (external)"},
+		"workingset_update": {"working set stock-work holds 2 item(s)", "repo_file inventory/stock.py", "doc       inventory-guide.md"},
+		"workingset_get":    {"working set stock-work holds 2 item(s)"},
+		"pack_context": {"cl100k_base", "0 dropped",
+			fmt.Sprintf("pinned    repo_file inventory/stock.py:1-%d", lines), "sha256 " + stockSum[:12],
+			"pinned    doc       inventory-guide.md", "retrieved repo_file inventory/report.py"},
+		"code_explain":   {"UNTRUSTED-DATA-BEGIN", "`Stock`, `__init__`, `add`, `remove`", "UNTRUSTED-DATA-END"},
+		"summarize_diff": {"UNTRUSTED-DATA-BEGIN", "adds 2 line(s) and removes 1"},
+		"rerank":         {"[1 2 0]"},
+		"run_snippet":    {"exit 0", "environment=scrubbed", "45"},
+		"run_tests":      {"exit 0", "Ran 3 tests", "OK"},
 	}
 	for _, tool := range want {
 		section, ok := sections[tool]
