@@ -12,19 +12,19 @@ import (
 )
 
 // hostOrHostPort accepts a Host header value: a host name or host:port.
-func hostOrHostPort(raw string) error {
+var hostOrHostPort = check{"a host name or host:port", func(raw string) error {
 	if strings.Contains(raw, ":") && !strings.HasPrefix(raw, "[") && strings.Count(raw, ":") == 1 {
-		return hostPort(raw)
+		return isHostPort(raw)
 	}
 	if strings.HasPrefix(raw, "[") && strings.Contains(raw, "]:") {
-		return hostPort(raw)
+		return isHostPort(raw)
 	}
-	return hostname(raw)
-}
+	return isHostname(raw)
+}}
 
 // httpURLWithQuery accepts an absolute http(s) URL that may carry a path
 // and query (API endpoints, JWKS URIs), never credentials or a fragment.
-func httpURLWithQuery(raw string) error {
+var httpURLWithQuery = check{"an absolute http or https URL without credentials or fragment", func(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("must be an absolute http or https URL")
@@ -36,14 +36,16 @@ func httpURLWithQuery(raw string) error {
 		return errors.New("must not carry a fragment")
 	}
 	return nil
-}
+}}
 
 // httpURLWithPath is an absolute http(s) base URL (a collector endpoint).
-func httpURLWithPath(raw string) error { return httpURL(raw) }
+var httpURLWithPath = check{"an absolute http or https base URL without credentials, query or fragment", isHTTPURL}
 
 // listenAddr accepts a listening address: host:port, or a bare port (9464
 // or :9464), which binds loopback.
-func listenAddr(raw string) error { return hostPort(loopbackIfPort(raw)) }
+var listenAddr = check{"host:port, or a bare port (which binds loopback)", func(raw string) error {
+	return isHostPort(loopbackIfPort(raw))
+}}
 
 // loopbackIfPort turns a bare port into a loopback address, so that naming
 // only a port never binds every interface.
@@ -65,22 +67,22 @@ func (s *Settings) MetricsListenAddr() string {
 }
 
 // authkitDomain accepts a bare host or an https origin.
-func authkitDomain(raw string) error {
+var authkitDomain = check{"a host name or an origin", func(raw string) error {
 	if strings.Contains(raw, "://") {
-		return origin(raw)
+		return isOrigin(raw)
 	}
-	return hostname(raw)
-}
+	return isHostname(raw)
+}}
 
 // policyJSON checks that the inline policy is a JSON object; its grants are
 // validated by the authorization engine at start-up.
-func policyJSON(raw string) error {
+var policyJSON = check{`a JSON object like {"grants":[...]}`, func(raw string) error {
 	var v map[string]any
 	if err := json.Unmarshal([]byte(raw), &v); err != nil {
 		return errors.New("must be a JSON object like {\"grants\":[...]}")
 	}
 	return nil
-}
+}}
 
 // IsHTTP reports whether the transport serves streamable HTTP.
 func (s *Settings) IsHTTP() bool { return s.Transport == "http" || s.Transport == "streamable-http" }
@@ -241,18 +243,18 @@ func (s *Settings) endpointPermitted(raw string) bool {
 
 // notifyPrefix is one ARROWHEAD_NOTIFY_ALLOWLIST entry, parsed by the same
 // code that matches deliveries against it.
-func notifyPrefix(raw string) error {
+var notifyPrefix = check{"an absolute http or https URL prefix", func(raw string) error {
 	if _, err := security.ParseURLAllowlist([]string{raw}); err != nil {
 		return security.ErrAllowlistEntry
 	}
 	return nil
-}
+}}
 
 // webhookSecret is a Standard Webhooks whsec_ signing secret.
-func webhookSecret(raw string) error {
+var webhookSecret = check{"a Standard Webhooks secret (whsec_ and base64)", func(raw string) error {
 	_, err := security.NewWebhookSigner(raw)
 	return err
-}
+}}
 
 // DefaultEmbeddedCollection is the collection the embedded vector index
 // serves when no PostgreSQL is configured and ARROWHEAD_PGVECTOR_COLLECTIONS

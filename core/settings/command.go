@@ -78,7 +78,7 @@ func SplitCommand(line string) ([]string, error) {
 
 // commandLine accepts a command line SplitCommand splits into at least one
 // word.
-func commandLine(raw string) error {
+var commandLine = check{"a command line (shell quoting, but no shell syntax: it runs without a shell)", func(raw string) error {
 	argv, err := SplitCommand(raw)
 	if err != nil {
 		return err
@@ -87,7 +87,7 @@ func commandLine(raw string) error {
 		return errors.New("names no program")
 	}
 	return nil
-}
+}}
 
 // ExecTestArgv is ARROWHEAD_EXEC_TEST_COMMAND split into its argv; nil when
 // it is empty. Load has already refused a command that does not split.

@@ -13,13 +13,29 @@ import (
 )
 
 // Var is one configuration variable: name, default, and how it parses into
-// its Settings field.
+// its Settings field, plus what the reference documentation says of it.
 type Var struct {
 	Name    string
 	Default string
 	Secret  bool
-	parse   func(raw string) error
-	render  func() string
+	// Section is the part of the configuration reference the variable is
+	// listed under (the seed's sections, in the seed's order).
+	Section Section
+	// Meaning is one sentence on what the variable does.
+	Meaning string
+	// Type is the kind of value ("integer", "list", ...); Rule is what a
+	// valid value must be, as the parser checks it ("" when any value is).
+	Type  string
+	Rule  string
+	parse func(raw string) error
+	// render is the effective value; Effective prints it.
+	render func() string
+}
+
+// means sets the variable's one-sentence meaning.
+func (v *Var) means(meaning string) *Var {
+	v.Meaning = meaning
+	return v
 }
 
 // The patterns compile on first use: at package initialisation they cost
@@ -34,7 +50,7 @@ var (
 
 // text parses a string that passes every check.
 func text(name, def string, dst *string, checks ...check) *Var {
-	v := &Var{Name: name, Default: def}
+	v := &Var{Name: name, Default: def, Type: "string", Rule: rules(checks)}
 	v.parse = func(raw string) error {
 		*dst = raw
 		return runChecks(checks, raw)
@@ -53,11 +69,11 @@ func secretText(name, def string, dst *string, checks ...check) *Var {
 // integer parses a whole number within bounds (at least 1 when none is
 // given).
 func integer(name, def string, dst *int, bounds ...intRange) *Var {
-	v := &Var{Name: name, Default: def}
 	lo, hi := 1, int(^uint(0)>>1)
 	for _, r := range bounds {
 		lo, hi = r.lo, r.hi
 	}
+	v := &Var{Name: name, Default: def, Type: "integer", Rule: rangeRule(lo, hi)}
 	v.parse = func(raw string) error {
 		n, err := strconv.Atoi(raw)
 		if err != nil {
@@ -73,11 +89,13 @@ func integer(name, def string, dst *int, bounds ...intRange) *Var {
 	return v
 }
 
-func rangeError(lo, hi int) error {
+func rangeError(lo, hi int) error { return errors.New("must be " + rangeRule(lo, hi)) }
+
+func rangeRule(lo, hi int) string {
 	if hi == int(^uint(0)>>1) {
-		return fmt.Errorf("must be at least %d", lo)
+		return fmt.Sprintf("at least %d", lo)
 	}
-	return fmt.Errorf("must be between %d and %d", lo, hi)
+	return fmt.Sprintf("between %d and %d", lo, hi)
 }
 
 type intRange struct{ lo, hi int }
@@ -86,7 +104,7 @@ func between(lo, hi int) intRange { return intRange{lo, hi} }
 func atLeast(lo int) intRange     { return intRange{lo, int(^uint(0) >> 1)} }
 
 func seconds(name, def string, dst *float64) *Var {
-	v := &Var{Name: name, Default: def}
+	v := &Var{Name: name, Default: def, Type: "seconds", Rule: "more than 0, at most 31536000 (a year)"}
 	v.parse = func(raw string) error {
 		f, err := strconv.ParseFloat(raw, 64)
 		if err != nil || f != f {
@@ -103,7 +121,7 @@ func seconds(name, def string, dst *float64) *Var {
 }
 
 func boolean(name, def string, dst *bool) *Var {
-	v := &Var{Name: name, Default: def}
+	v := &Var{Name: name, Default: def, Type: "boolean", Rule: "true or false (also 1/0, yes/no, on/off)"}
 	v.parse = func(raw string) error {
 		switch strings.ToLower(raw) {
 		case "1", "true", "yes", "on":
@@ -121,7 +139,10 @@ func boolean(name, def string, dst *bool) *Var {
 
 // list parses a comma-separated list; each item passes every check.
 func list(name, def string, dst *[]string, checks ...check) *Var {
-	v := &Var{Name: name, Default: def}
+	v := &Var{Name: name, Default: def, Type: "list", Rule: "comma-separated"}
+	if r := rules(checks); r != "" {
+		v.Rule += "; each entry " + r
+	}
 	v.parse = func(raw string) error {
 		items := splitList(raw)
 		for _, it := range items {
@@ -137,7 +158,7 @@ func list(name, def string, dst *[]string, checks ...check) *Var {
 }
 
 func portList(name, def string, dst *[]int) *Var {
-	v := &Var{Name: name, Default: def}
+	v := &Var{Name: name, Default: def, Type: "list", Rule: "comma-separated; each entry a port between 1 and 65535"}
 	v.parse = func(raw string) error {
 		var ports []int
 		for i, it := range splitList(raw) {
@@ -163,7 +184,7 @@ func portList(name, def string, dst *[]int) *Var {
 }
 
 func (s *Settings) limit(name, def string) *Var {
-	v := &Var{Name: name, Default: def}
+	v := &Var{Name: name, Default: def, Type: "calls per minute", Rule: "between 1 and 1000000"}
 	v.parse = func(raw string) error {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > 1000000 {
@@ -186,75 +207,90 @@ func splitList(raw string) []string {
 	return out
 }
 
-// check validates a raw value; its error says what the value must be.
-type check func(string) error
+// check validates a raw value: its error says what the value must be, and
+// its rule says the same for the reference documentation.
+type check struct {
+	rule string
+	test func(string) error
+}
 
 func runChecks(checks []check, raw string) error {
 	for _, c := range checks {
-		if err := c(raw); err != nil {
+		if err := c.test(raw); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// rules joins the checks' rules, in the order they run.
+func rules(checks []check) string {
+	parts := make([]string, len(checks))
+	for i, c := range checks {
+		parts[i] = c.rule
+	}
+	return strings.Join(parts, "; ")
+}
+
 // oneOf accepts exactly the listed values (case-insensitive input is not
 // accepted: the value is compared as written).
 func oneOf(values ...string) check {
-	return func(raw string) error {
+	return check{"one of " + strings.Join(values, ", "), func(raw string) error {
 		if slices.Contains(values, raw) {
 			return nil
 		}
 		return fmt.Errorf("must be one of %s", strings.Join(values, ", "))
-	}
+	}}
 }
 
 // optional wraps a check so the empty value passes.
 func optional(c check) check {
-	return func(raw string) error {
+	return check{"empty, or " + c.rule, func(raw string) error {
 		if raw == "" {
 			return nil
 		}
-		return c(raw)
-	}
+		return c.test(raw)
+	}}
 }
 
-func nonEmpty(raw string) error {
+var nonEmpty = check{"not empty", func(raw string) error {
 	if raw == "" {
 		return errors.New("must not be empty")
 	}
 	return nil
-}
+}}
 
-func identifier(raw string) error {
+var identifier = check{"a lowercase SQL identifier (letters, digits, underscore)", func(raw string) error {
 	if !identPattern().MatchString(raw) {
 		return errors.New("must be a lowercase SQL identifier (letters, digits, underscore)")
 	}
 	return nil
-}
+}}
 
-func extension(raw string) error {
+var extension = check{"a lowercase file extension such as .md", func(raw string) error {
 	if !extPattern().MatchString(raw) {
 		return errors.New("must be a lowercase file extension like .md")
 	}
 	return nil
-}
+}}
 
-func dirName(raw string) error {
+var dirName = check{"a single directory name", func(raw string) error {
 	if raw == "." || raw == ".." || strings.ContainsAny(raw, `/\`) || strings.ContainsRune(raw, 0) {
 		return errors.New("must be a single directory name")
 	}
 	return nil
-}
+}}
 
-func componentName(raw string) error {
+var componentName = check{"a tool, prompt or resource name", func(raw string) error {
 	if !toolNamePattern().MatchString(raw) {
 		return errors.New("must be a tool, prompt or resource name")
 	}
 	return nil
-}
+}}
 
-func hostname(raw string) error {
+var hostname = check{"a host name or IP address", isHostname}
+
+func isHostname(raw string) error {
 	h := strings.ToLower(raw)
 	if net.ParseIP(strings.Trim(h, "[]")) != nil || hostPattern().MatchString(h) {
 		return nil
@@ -263,7 +299,9 @@ func hostname(raw string) error {
 }
 
 // hostPort accepts host:port with a numeric port in range.
-func hostPort(raw string) error {
+var hostPort = check{"host:port", isHostPort}
+
+func isHostPort(raw string) error {
 	host, port, err := net.SplitHostPort(raw)
 	if err != nil || host == "" {
 		return errors.New("must be host:port")
@@ -272,12 +310,14 @@ func hostPort(raw string) error {
 	if err != nil || n < 1 || n > 65535 {
 		return errors.New("must carry a port between 1 and 65535")
 	}
-	return hostname(host)
+	return isHostname(host)
 }
 
 // httpURL accepts an absolute http or https URL without credentials,
 // query or fragment.
-func httpURL(raw string) error {
+var httpURL = check{"an absolute http or https URL without credentials, query or fragment", isHTTPURL}
+
+func isHTTPURL(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return errors.New("must be an absolute http or https URL")
@@ -298,8 +338,10 @@ func httpURL(raw string) error {
 }
 
 // origin accepts scheme://host[:port] with nothing after it.
-func origin(raw string) error {
-	if err := httpURL(raw); err != nil {
+var origin = check{"an origin (http or https scheme://host[:port])", isOrigin}
+
+func isOrigin(raw string) error {
+	if err := isHTTPURL(raw); err != nil {
 		return err
 	}
 	u, _ := url.Parse(raw)
@@ -312,7 +354,7 @@ func origin(raw string) error {
 // dsn accepts a PostgreSQL DSN, in URL form (postgres://, postgresql://, or
 // the SQLAlchemy spelling postgresql+driver://). The value is never echoed:
 // it may carry a password.
-func dsn(raw string) error {
+var dsn = check{"a PostgreSQL URL (postgres://, postgresql:// or postgresql+driver://)", func(raw string) error {
 	scheme, _, ok := strings.Cut(raw, "://")
 	if !ok {
 		return errors.New("must be a PostgreSQL URL (postgres://, postgresql:// or postgresql+asyncpg://)")
@@ -326,18 +368,18 @@ func dsn(raw string) error {
 		return errors.New("is not a well-formed URL")
 	}
 	return nil
-}
+}}
 
-func redisURL(raw string) error {
+var redisURL = check{"a redis://, rediss:// or unix:// URL", func(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "redis" && u.Scheme != "rediss" && u.Scheme != "unix") {
 		return errors.New("must be a redis://, rediss:// or unix:// URL")
 	}
 	return nil
-}
+}}
 
 // headerPairs accepts comma-separated key=value pairs.
-func headerPairs(raw string) error {
+var headerPairs = check{"comma-separated key=value pairs", func(raw string) error {
 	for _, p := range splitList(raw) {
 		k, _, ok := strings.Cut(p, "=")
 		if !ok || strings.TrimSpace(k) == "" {
@@ -345,4 +387,4 @@ func headerPairs(raw string) error {
 		}
 	}
 	return nil
-}
+}}
