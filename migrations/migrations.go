@@ -1,7 +1,9 @@
 // Package migrations holds the PostgreSQL schema Arrowhead needs and applies
 // it (arrowhead migrate): the pgvector chunk tables behind the vector tools
 // (001_chunks.sql, once per allow-listed collection) and the tables of the
-// Postgres memory backend (002_memory.sql).
+// PostgreSQL memory backend (002_memory.sql, plain PostgreSQL, and
+// 002_memory_vector.sql, the embedding column of semantic recall, applied
+// only where the vector extension is available).
 //
 // The .sql files are text/template files: the table and column names, the
 // embedding width and the full-text language come from the configuration.
@@ -11,7 +13,10 @@
 // transaction and records each applied migration, with a checksum of its
 // rendered text, in arrowhead_schema_migrations; every statement is
 // idempotent (IF NOT EXISTS), and a migration already recorded with the same
-// checksum is skipped.
+// checksum is skipped. A migration that needs an extension the database
+// does not offer (Statement.Requires, checked in pg_available_extensions
+// before anything is tried) is skipped and reported, not recorded: a later
+// run on a database that offers it applies it.
 package migrations
 
 import (
@@ -47,15 +52,22 @@ const (
 
 	// BookkeepingTable records applied migrations.
 	BookkeepingTable = "arrowhead_schema_migrations"
-	// MemoriesTable and KVTable are the memory backend's tables.
-	MemoriesTable = "memories"
-	KVTable       = "kv"
+	// MemoriesTable, KVTable and MemoryOwnersTable are the memory
+	// backend's tables.
+	MemoriesTable     = "memories"
+	KVTable           = "kv"
+	MemoryOwnersTable = "memory_owners"
+	// MemoriesEmbeddingColumn is the column 002_memory_vector adds.
+	MemoriesEmbeddingColumn = "embedding"
+	// VectorExtension is pgvector's extension name.
+	VectorExtension = "vector"
 
 	// DefaultLanguage is ARROWHEAD_FTS_LANGUAGE's default.
 	DefaultLanguage = "english"
 
-	chunksFile = "001_chunks.sql"
-	memoryFile = "002_memory.sql"
+	chunksFile       = "001_chunks.sql"
+	memoryFile       = "002_memory.sql"
+	memoryVectorFile = "002_memory_vector.sql"
 
 	// advisoryLockKey serialises concurrent Apply calls on one database
 	// (two replicas migrating at start-up). It is "arrowhea" in ASCII.
@@ -101,9 +113,10 @@ type Config struct {
 	// (ARROWHEAD_FTS_LANGUAGE); empty means DefaultLanguage. It must name
 	// an installed regconfig, which PostgreSQL checks when applying.
 	Language string
-	// Memory adds the memory backend's tables (002_memory). They belong in
-	// the ARROWHEAD_MEMORY_DSN database, which need not be the one holding
-	// the chunk tables: apply each Config to its own database.
+	// Memory adds the memory backend's tables (002_memory, and
+	// 002_memory_vector where the vector extension is available). They
+	// belong in the ARROWHEAD_MEMORY_DSN database, which need not be the
+	// one holding the chunk tables: apply each Config to its own database.
 	Memory bool
 }
 
@@ -134,10 +147,15 @@ type Statement struct {
 	Migration string
 	// SQL is exactly one statement, without a trailing semicolon.
 	SQL string
+	// Requires names an extension the database must offer for the
+	// migration to be applied; empty for an unconditional one. Every
+	// statement of a migration has the same Requires.
+	Requires string
 }
 
 // Render validates cfg and renders its migrations, in order: 001_chunks for
-// each collection, then 002_memory when cfg.Memory is set.
+// each collection, then 002_memory and 002_memory_vector (which requires
+// VectorExtension) when cfg.Memory is set.
 func Render(cfg Config) ([]Statement, error) {
 	if cfg.Dimensions < 1 || cfg.Dimensions > MaxDimensions {
 		return nil, fmt.Errorf("%w: dimensions must be between 1 and %d", ErrInvalidConfig, MaxDimensions)
@@ -167,7 +185,7 @@ func Render(cfg Config) ([]Statement, error) {
 		}
 		seen[n.name] = true
 	}
-	tables := map[string]bool{BookkeepingTable: true, MemoriesTable: true, KVTable: true}
+	tables := map[string]bool{BookkeepingTable: true, MemoriesTable: true, KVTable: true, MemoryOwnersTable: true}
 	for i, c := range cfg.Collections {
 		if !identifierPattern.MatchString(c) {
 			return nil, fmt.Errorf("%w: collection %d is not a lowercase identifier", ErrInvalidConfig, i+1)
@@ -201,18 +219,20 @@ func Render(cfg Config) ([]Statement, error) {
 		return out, nil
 	}
 	data := map[string]any{
-		"Dim": cfg.Dimensions, "HNSW": hnsw,
-		"Memories": quote(MemoriesTable), "KV": quote(KVTable),
-		"MemoriesRecentIndex":    quote(indexName(MemoriesTable, "recent_idx")),
-		"MemoriesEmbeddingIndex": quote(indexName(MemoriesTable, "hnsw_idx")),
-		"KVExpiresIndex":         quote(indexName(KVTable, "expires_idx")),
+		"Dim":      cfg.Dimensions,
+		"Memories": quote(MemoriesTable), "KV": quote(KVTable), "Owners": quote(MemoryOwnersTable),
+		"MemoriesHashIndex":    quote(indexName(MemoriesTable, "hash_idx")),
+		"MemoriesCreatedIndex": quote(indexName(MemoriesTable, "created_idx")),
+		"KVExpiresIndex":       quote(indexName(KVTable, "expires_idx")),
 	}
-	stmts, err := render(memoryFile, data)
-	if err != nil {
-		return nil, err
-	}
-	for _, s := range stmts {
-		out = append(out, Statement{Migration: strings.TrimSuffix(memoryFile, ".sql"), SQL: s})
+	for _, f := range []struct{ name, requires string }{{memoryFile, ""}, {memoryVectorFile, VectorExtension}} {
+		stmts, err := render(f.name, data)
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range stmts {
+			out = append(out, Statement{Migration: strings.TrimSuffix(f.name, ".sql"), SQL: s, Requires: f.requires})
+		}
 	}
 	return out, nil
 }
@@ -284,24 +304,26 @@ type Beginner interface {
 
 // Apply renders cfg and applies every migration not yet recorded, in one
 // transaction, and returns the keys of the migrations it applied (none when
-// the schema is current). A migration recorded with another checksum, or a
-// vector column whose width is not the configured one, stops everything
-// with ErrChanged and changes nothing. Errors carry the failing migration's
-// key and SQLSTATE, never driver text.
-func Apply(ctx context.Context, db Beginner, cfg Config) ([]string, error) {
+// the schema is current) and of those it skipped because the database does
+// not offer the extension they require. A migration recorded with another
+// checksum, or a vector column whose width is not the configured one, stops
+// everything with ErrChanged and changes nothing. Errors carry the failing
+// migration's key and SQLSTATE, never driver text.
+func Apply(ctx context.Context, db Beginner, cfg Config) (applied, skipped []string, err error) {
 	stmts, err := Render(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	type unit struct {
 		key      string
+		requires string
 		stmts    []string
 		checksum string
 	}
 	var units []*unit
 	for _, s := range stmts {
 		if len(units) == 0 || units[len(units)-1].key != s.Migration {
-			units = append(units, &unit{key: s.Migration})
+			units = append(units, &unit{key: s.Migration, requires: s.Requires})
 		}
 		u := units[len(units)-1]
 		u.stmts = append(u.stmts, s.SQL)
@@ -313,7 +335,7 @@ func Apply(ctx context.Context, db Beginner, cfg Config) ([]string, error) {
 
 	tx, err := db.Begin(ctx)
 	if err != nil {
-		return nil, applyErr("starting the migration transaction", err)
+		return nil, nil, applyErr("starting the migration transaction", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	// Statements with parameters run as the unnamed statement: a named
@@ -321,32 +343,53 @@ func Apply(ctx context.Context, db Beginner, cfg Config) ([]string, error) {
 	// backend is shared (PGlite) or pooled, and collide later.
 	describe := pgx.QueryExecModeDescribeExec
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", describe, advisoryLockKey); err != nil {
-		return nil, applyErr("taking the migration lock", err)
+		return nil, nil, applyErr("taking the migration lock", err)
 	}
 	book := quote(BookkeepingTable)
 	if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+book+
 		" (migration text PRIMARY KEY, checksum text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())"); err != nil {
-		return nil, applyErr("creating "+BookkeepingTable, err)
+		return nil, nil, applyErr("creating "+BookkeepingTable, err)
 	}
-	var applied []string
+	// Whether the database offers an extension is asked, never inferred
+	// from a failing CREATE EXTENSION: a failure aborts the transaction,
+	// and would hide a real error behind a skip.
+	offered := map[string]bool{}
+	vectors := false // the memory tables' embedding column is expected
 	for _, u := range units {
+		if u.requires != "" {
+			ok, seen := offered[u.requires]
+			if !seen {
+				if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = $1)",
+					describe, u.requires).Scan(&ok); err != nil {
+					return nil, nil, applyErr("checking the available extensions", err)
+				}
+				offered[u.requires] = ok
+			}
+			if !ok {
+				skipped = append(skipped, u.key)
+				continue
+			}
+			if u.key == strings.TrimSuffix(memoryVectorFile, ".sql") {
+				vectors = true
+			}
+		}
 		var have string
 		err := tx.QueryRow(ctx, "SELECT checksum FROM "+book+" WHERE migration = $1", describe, u.key).Scan(&have)
 		switch {
 		case err == nil && have == u.checksum:
 			continue
 		case err == nil:
-			return nil, fmt.Errorf("%w: %s", ErrChanged, u.key)
+			return nil, nil, fmt.Errorf("%w: %s", ErrChanged, u.key)
 		case !errors.Is(err, pgx.ErrNoRows):
-			return nil, applyErr("reading "+BookkeepingTable, err)
+			return nil, nil, applyErr("reading "+BookkeepingTable, err)
 		}
 		for i, s := range u.stmts {
 			if _, err := tx.Exec(ctx, s); err != nil {
-				return nil, applyErr(fmt.Sprintf("migration %s, statement %d", u.key, i+1), err)
+				return nil, nil, applyErr(fmt.Sprintf("migration %s, statement %d", u.key, i+1), err)
 			}
 		}
 		if _, err := tx.Exec(ctx, "INSERT INTO "+book+" (migration, checksum) VALUES ($1, $2)", describe, u.key, u.checksum); err != nil {
-			return nil, applyErr("recording migration "+u.key, err)
+			return nil, nil, applyErr("recording migration "+u.key, err)
 		}
 		applied = append(applied, u.key)
 	}
@@ -359,8 +402,8 @@ func Apply(ctx context.Context, db Beginner, cfg Config) ([]string, error) {
 	for _, c := range cfg.Collections {
 		columns = append(columns, column{c, cfg.Columns.Embedding})
 	}
-	if cfg.Memory {
-		columns = append(columns, column{MemoriesTable, "embedding"})
+	if vectors {
+		columns = append(columns, column{MemoriesTable, MemoriesEmbeddingColumn})
 	}
 	for _, c := range columns {
 		var typ string
@@ -368,17 +411,17 @@ func Apply(ctx context.Context, db Beginner, cfg Config) ([]string, error) {
 WHERE attrelid = to_regclass($1) AND attname = $2 AND NOT attisdropped`, describe, quote(c.table), c.name).Scan(&typ)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
-			return nil, fmt.Errorf("%w: table %s has no column %s", ErrChanged, c.table, c.name)
+			return nil, nil, fmt.Errorf("%w: table %s has no column %s", ErrChanged, c.table, c.name)
 		case err != nil:
-			return nil, applyErr("checking "+c.table, err)
+			return nil, nil, applyErr("checking "+c.table, err)
 		case typ != want:
-			return nil, fmt.Errorf("%w: table %s stores %s, configured %s", ErrChanged, c.table, typ, want)
+			return nil, nil, fmt.Errorf("%w: table %s stores %s, configured %s", ErrChanged, c.table, typ, want)
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return nil, applyErr("committing the migrations", err)
+		return nil, nil, applyErr("committing the migrations", err)
 	}
-	return applied, nil
+	return applied, skipped, nil
 }
 
 // applyErr keeps the step and, for a server error, its SQLSTATE; the

@@ -48,14 +48,26 @@ func TestRenderShape(t *testing.T) {
 		if strings.Contains(s.SQL, ";") || strings.Contains(s.SQL, "{{") || strings.Contains(s.SQL, "--") {
 			t.Errorf("statement is not one clean statement:\n%s", s.SQL)
 		}
-		if !strings.HasPrefix(s.SQL, "CREATE ") {
-			t.Errorf("statement does not start with CREATE:\n%s", s.SQL)
+		if !strings.HasPrefix(s.SQL, "CREATE ") && !strings.HasPrefix(s.SQL, "ALTER TABLE ") {
+			t.Errorf("statement does not start with CREATE or ALTER TABLE:\n%s", s.SQL)
+		}
+		// Only the memory tables' embedding column waits for pgvector; the
+		// chunk tables need it, and the keyword memory tables must not.
+		wantRequires := ""
+		if s.Migration == "002_memory_vector" {
+			wantRequires = migrations.VectorExtension
+		}
+		if s.Requires != wantRequires {
+			t.Errorf("%s requires %q, want %q", s.Migration, s.Requires, wantRequires)
+		}
+		if s.Migration == "002_memory" && strings.Contains(s.SQL, "vector") {
+			t.Errorf("the keyword memory tables need pgvector:\n%s", s.SQL)
 		}
 		if !strings.Contains(s.SQL, "IF NOT EXISTS") {
 			t.Errorf("statement is not idempotent:\n%s", s.SQL)
 		}
 	}
-	if want := []string{"001_chunks/doc_chunks", "001_chunks/code_chunks", "002_memory"}; !slices.Equal(keys, want) {
+	if want := []string{"001_chunks/doc_chunks", "001_chunks/code_chunks", "002_memory", "002_memory_vector"}; !slices.Equal(keys, want) {
 		t.Errorf("migration order %v, want %v", keys, want)
 	}
 	all := sqlOf(stmts)
@@ -67,7 +79,8 @@ func TestRenderShape(t *testing.T) {
 		`CREATE UNIQUE INDEX IF NOT EXISTS "doc_chunks_position_key" ON "doc_chunks" ("tenant", "source", "chunk_index")`,
 		`USING gin ("content_tsv")`,
 		`CREATE TABLE IF NOT EXISTS "memories"`,
-		`embedding vector(384),`,
+		`CREATE TABLE IF NOT EXISTS "memory_owners"`,
+		`ALTER TABLE "memories" ADD COLUMN IF NOT EXISTS embedding vector(384)`,
 		`PRIMARY KEY (owner, namespace, id)`,
 		`CREATE TABLE IF NOT EXISTS "kv"`,
 		`PRIMARY KEY (owner, key)`,
@@ -114,8 +127,8 @@ func TestRenderOmitsHNSWBeyondItsLimit(t *testing.T) {
 	cfg := baseConfig()
 	cfg.Dimensions = migrations.MaxHNSWDimensions
 	stmts, _ := migrations.Render(cfg)
-	if n := strings.Count(sqlOf(stmts), "USING hnsw"); n != 2 {
-		t.Errorf("%d HNSW indexes at %d dimensions, want 2", n, cfg.Dimensions)
+	if n := strings.Count(sqlOf(stmts), "USING hnsw"); n != 1 {
+		t.Errorf("%d HNSW indexes at %d dimensions, want 1 (the chunk table's; memories are ranked exactly)", n, cfg.Dimensions)
 	}
 	cfg.Dimensions = migrations.MaxHNSWDimensions + 1
 	stmts, err := migrations.Render(cfg)
@@ -151,6 +164,7 @@ func TestRenderRefusesBadConfig(t *testing.T) {
 		"duplicate collection": mutate(func(c *migrations.Config) { c.Collections = []string{"a", "a"} }),
 		"reserved collection":  mutate(func(c *migrations.Config) { c.Collections = []string{"memories"} }),
 		"bookkeeping":          mutate(func(c *migrations.Config) { c.Collections = []string{migrations.BookkeepingTable} }),
+		"memory owners":        mutate(func(c *migrations.Config) { c.Collections = []string{migrations.MemoryOwnersTable} }),
 		"injected column":      mutate(func(c *migrations.Config) { c.Columns.Content = "content text, evil" }),
 		"empty column":         mutate(func(c *migrations.Config) { c.Columns.Tsvector = "" }),
 		"shared column":        mutate(func(c *migrations.Config) { c.Columns.Source = c.Columns.Tenant }),
@@ -267,14 +281,14 @@ func TestIntegrationApplyIsIdempotent(t *testing.T) {
 	})
 	cfg := migrations.Config{Collections: []string{table}, Columns: migrations.DefaultColumns(), Dimensions: 8}
 
-	applied, err := migrations.Apply(ctx, c, cfg)
+	applied, _, err := migrations.Apply(ctx, c, cfg)
 	if err != nil {
 		t.Fatalf("first Apply: %v", err)
 	}
 	if !slices.Equal(applied, []string{"001_chunks/" + table}) {
 		t.Errorf("first Apply applied %v", applied)
 	}
-	applied, err = migrations.Apply(ctx, c, cfg)
+	applied, _, err = migrations.Apply(ctx, c, cfg)
 	if err != nil {
 		t.Fatalf("second Apply: %v", err)
 	}
@@ -286,7 +300,7 @@ func TestIntegrationApplyIsIdempotent(t *testing.T) {
 	if _, err := c.Exec(ctx, "DELETE FROM "+migrations.BookkeepingTable+" WHERE migration = $1", "001_chunks/"+table); err != nil {
 		t.Fatal(err)
 	}
-	if applied, err = migrations.Apply(ctx, c, cfg); err != nil || len(applied) != 1 {
+	if applied, _, err = migrations.Apply(ctx, c, cfg); err != nil || len(applied) != 1 {
 		t.Fatalf("Apply over an existing table without bookkeeping: %v, %v", applied, err)
 	}
 
@@ -315,7 +329,7 @@ func TestIntegrationApplyIsIdempotent(t *testing.T) {
 
 	// Another width for the same table is refused, not silently ignored.
 	cfg.Dimensions = 16
-	_, err = migrations.Apply(ctx, c, cfg)
+	_, _, err = migrations.Apply(ctx, c, cfg)
 	if !errors.Is(err, migrations.ErrChanged) {
 		t.Errorf("Apply with other dimensions: %v, want ErrChanged", err)
 	}
@@ -332,7 +346,7 @@ func TestIntegrationApplyRefusesATableOfAnotherWidth(t *testing.T) {
 	if _, err := c.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS vector; CREATE TABLE "+table+" (id text PRIMARY KEY, tenant text, source text, chunk_index int, content text, content_hash text, content_tsv tsvector, embedding vector(4))"); err != nil {
 		t.Fatal(err)
 	}
-	_, err := migrations.Apply(ctx, c, migrations.Config{Collections: []string{table}, Columns: migrations.DefaultColumns(), Dimensions: 8})
+	_, _, err := migrations.Apply(ctx, c, migrations.Config{Collections: []string{table}, Columns: migrations.DefaultColumns(), Dimensions: 8})
 	if !errors.Is(err, migrations.ErrChanged) || !strings.Contains(err.Error(), "vector(4)") {
 		t.Fatalf("got %v, want ErrChanged naming vector(4)", err)
 	}
@@ -342,42 +356,108 @@ func TestIntegrationApplyRefusesATableOfAnotherWidth(t *testing.T) {
 	}
 }
 
-// TestIntegrationApplyMemorySchema applies the memory tables (shared by
-// every test on the server, hence created once and checked, not dropped).
+// memoryTestDimensions is the embedding width every test that migrates the
+// memory tables on the shared PGlite server uses.
+const memoryTestDimensions = 8
+
+// TestIntegrationApplyMemorySchema applies the memory tables with pgvector
+// (shared by every test on the server, hence created once and checked, not
+// dropped): the vector step is applied, and the embedding column is there.
 func TestIntegrationApplyMemorySchema(t *testing.T) {
 	c := connect(t)
 	ctx := context.Background()
-	cfg := migrations.Config{Columns: migrations.DefaultColumns(), Dimensions: 8, Memory: true}
-	if _, err := migrations.Apply(ctx, c, cfg); err != nil {
+	cfg := migrations.Config{Columns: migrations.DefaultColumns(), Dimensions: memoryTestDimensions, Memory: true}
+	if _, skipped, err := migrations.Apply(ctx, c, cfg); err != nil || len(skipped) != 0 {
 		if errors.Is(err, migrations.ErrChanged) {
 			t.Skip("the memory tables were migrated with another width on this server")
 		}
-		t.Fatalf("Apply: %v", err)
+		t.Fatalf("Apply: %v (skipped %v on a server with pgvector)", err, skipped)
 	}
-	if applied, err := migrations.Apply(ctx, c, cfg); err != nil || len(applied) != 0 {
-		t.Fatalf("second Apply: %v, %v", applied, err)
+	if applied, skipped, err := migrations.Apply(ctx, c, cfg); err != nil || len(applied) != 0 || len(skipped) != 0 {
+		t.Fatalf("second Apply: %v, %v, %v", applied, skipped, err)
 	}
 	owner := "owner-" + suffix(t)
 	t.Cleanup(func() {
 		_, _ = c.Exec(context.Background(), "DELETE FROM memories WHERE owner = $1", owner)
 		_, _ = c.Exec(context.Background(), "DELETE FROM kv WHERE owner = $1", owner)
 	})
-	if _, err := c.Exec(ctx, "INSERT INTO memories (owner, namespace, id, content, content_hash) VALUES ($1, 'ns', 'm1', 'remember', 'h')", owner); err != nil {
-		t.Fatalf("memory without embedding: %v", err)
+	if _, err := c.Exec(ctx, `INSERT INTO memories (owner, namespace, id, content, content_hash, terms, created_at, updated_at,
+written_by_tool, written_by_caller, written_at, embedding) VALUES ($1, 'ns', 'm1', 'remember', 'h', '{remember}', now(), now(),
+'memory_store', $1, now(), '[1,0,0,0,0,0,0,0]')`, owner); err != nil {
+		t.Fatalf("memory with an embedding: %v", err)
 	}
-	if _, err := c.Exec(ctx, "INSERT INTO kv (owner, key, value, expires_at) VALUES ($1, 'k', 'v', now() + interval '1 hour')", owner); err != nil {
-		t.Fatalf("kv: %v", err)
+	var typ string
+	if err := c.QueryRow(ctx, "SELECT format_type(atttypid, atttypmod) FROM pg_attribute WHERE attrelid = 'memories'::regclass AND attname = 'embedding'").Scan(&typ); err != nil || typ != "vector(8)" {
+		t.Errorf("embedding type %q, %v", typ, err)
 	}
-	var meta string
-	if err := c.QueryRow(ctx, "SELECT metadata::text FROM memories WHERE owner = $1", owner).Scan(&meta); err != nil || meta != "{}" {
-		t.Errorf("metadata default %q, %v", meta, err)
+	var bookkept int
+	if err := c.QueryRow(ctx, "SELECT count(*) FROM "+migrations.BookkeepingTable+" WHERE migration IN ('002_memory', '002_memory_vector')").Scan(&bookkept); err != nil || bookkept != 2 {
+		t.Errorf("bookkeeping holds %d memory migrations, %v", bookkept, err)
+	}
+}
+
+// TestIntegrationApplyMemorySchemaWithoutPgvector migrates the memory
+// tables on plain PostgreSQL 15, which does not offer the vector
+// extension: the keyword tables are created and work, the vector step is
+// skipped, not recorded and not attempted (the transaction would have
+// aborted), and a second run is a no-op that skips it again.
+func TestIntegrationApplyMemorySchemaWithoutPgvector(t *testing.T) {
+	dsn := pgtest.PrivateSchema(t, pgtest.PostgresDSN(t))
+	ctx := context.Background()
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	var offered bool
+	if err := c.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_available_extensions WHERE name = 'vector')").Scan(&offered); err != nil || offered {
+		t.Fatalf("this test needs a PostgreSQL without pgvector (offered=%v, %v)", offered, err)
+	}
+	cfg := migrations.Config{Columns: migrations.DefaultColumns(), Dimensions: 384, Memory: true}
+	applied, skipped, err := migrations.Apply(ctx, c, cfg)
+	if err != nil || !slices.Equal(applied, []string{"002_memory"}) || !slices.Equal(skipped, []string{"002_memory_vector"}) {
+		t.Fatalf("Apply: applied %v, skipped %v, %v", applied, skipped, err)
+	}
+	applied, skipped, err = migrations.Apply(ctx, c, cfg)
+	if err != nil || len(applied) != 0 || !slices.Equal(skipped, []string{"002_memory_vector"}) {
+		t.Fatalf("second Apply: applied %v, skipped %v, %v", applied, skipped, err)
+	}
+	var recorded []string
+	rows, err := c.Query(ctx, "SELECT migration FROM "+migrations.BookkeepingTable+" ORDER BY migration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var m string
+		if err := rows.Scan(&m); err != nil {
+			t.Fatal(err)
+		}
+		recorded = append(recorded, m)
+	}
+	if rows.Err() != nil || !slices.Equal(recorded, []string{"002_memory"}) {
+		t.Fatalf("recorded %v (%v)", recorded, rows.Err())
+	}
+	for _, table := range []string{migrations.MemoriesTable, migrations.KVTable, migrations.MemoryOwnersTable} {
+		var n int
+		if err := c.QueryRow(ctx, "SELECT count(*) FROM pg_attribute WHERE attrelid = to_regclass($1) AND attnum > 0 AND NOT attisdropped", table).Scan(&n); err != nil || n == 0 {
+			t.Errorf("table %s: %d columns, %v", table, n, err)
+		}
+	}
+	var hasEmbedding bool
+	if err := c.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass('memories') AND attname = 'embedding')").Scan(&hasEmbedding); err != nil || hasEmbedding {
+		t.Errorf("embedding column on plain PostgreSQL: %v, %v", hasEmbedding, err)
+	}
+	// A NUL byte is content a caller may store: the column takes it.
+	if _, err := c.Exec(ctx, `INSERT INTO memories (owner, namespace, id, content, content_hash, terms, created_at, updated_at,
+written_by_tool, written_by_caller, written_at) VALUES ('o', 'ns', 'm1', $1, 'h', '{a}', now(), now(), 'memory_store', 'o', now())`, []byte("a\x00b")); err != nil {
+		t.Fatalf("memory on plain PostgreSQL: %v", err)
 	}
 }
 
 func TestIntegrationApplyUnknownLanguage(t *testing.T) {
 	c := connect(t)
 	table := "mt_lang_" + suffix(t)
-	_, err := migrations.Apply(context.Background(), c, migrations.Config{Collections: []string{table}, Columns: migrations.DefaultColumns(), Dimensions: 8, Language: "klingon"})
+	_, _, err := migrations.Apply(context.Background(), c, migrations.Config{Collections: []string{table}, Columns: migrations.DefaultColumns(), Dimensions: 8, Language: "klingon"})
 	if !errors.Is(err, migrations.ErrApply) || !strings.Contains(err.Error(), "sqlstate 42704") || strings.Contains(err.Error(), "does not exist") {
 		t.Errorf("got %v", err)
 	}

@@ -83,7 +83,7 @@ func loadBenchTableOnce(b *testing.B) error {
 		// The bookkeeping table may not exist yet; a failed statement
 		// outside a transaction leaves nothing behind.
 		_, _ = c.Exec(ctx, "DELETE FROM "+migrations.BookkeepingTable+" WHERE migration = '001_chunks/"+benchTable+"'")
-		if _, err := migrations.Apply(ctx, c, migrations.Config{Collections: []string{benchTable}, Columns: migrations.DefaultColumns(), Dimensions: benchDims}); err != nil {
+		if _, _, err := migrations.Apply(ctx, c, migrations.Config{Collections: []string{benchTable}, Columns: migrations.DefaultColumns(), Dimensions: benchDims}); err != nil {
 			return err
 		}
 		// Load first, index after: inserting into a live HNSW index row by

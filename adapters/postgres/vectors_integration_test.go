@@ -123,7 +123,7 @@ func migrateTables(t testing.TB, dims int, cols migrations.Columns, tables ...st
 	err := testPool(t).WithConnForTest(context.Background(), func(c *pgx.Conn) error {
 		ctx, cancel := context.WithTimeout(context.Background(), pgvectorFixtureTimeout)
 		defer cancel()
-		_, err := migrations.Apply(ctx, c, migrations.Config{Collections: tables, Columns: cols, Dimensions: dims})
+		_, _, err := migrations.Apply(ctx, c, migrations.Config{Collections: tables, Columns: cols, Dimensions: dims})
 		return err
 	})
 	if err != nil {

@@ -17,7 +17,9 @@ const migrateTimeout = 2 * time.Minute
 
 // migrateCmd applies the embedded schema idempotently: the chunk tables of
 // the allow-listed collections through ARROWHEAD_VECTOR_WRITE_DSN, the
-// memory tables through ARROWHEAD_MEMORY_DSN. --dry-run prints the SQL.
+// memory tables through ARROWHEAD_MEMORY_DSN. --dry-run prints the SQL,
+// marking each migration that is applied only where the database offers
+// the extension it requires (the memory tables' embedding column).
 func migrateCmd(args []string, stdout, stderr io.Writer) int {
 	dryRun := false
 	for _, a := range args {
@@ -61,6 +63,10 @@ func migrateCmd(args []string, stdout, stderr io.Writer) int {
 				return exitFailure
 			}
 			for _, st := range stmts {
+				if st.Requires != "" {
+					fmt.Fprintf(stdout, "-- %s (applied only if the %s extension is available)\n%s;\n\n", st.Migration, st.Requires, st.SQL)
+					continue
+				}
 				fmt.Fprintf(stdout, "-- %s\n%s;\n\n", st.Migration, st.SQL)
 			}
 			continue
@@ -79,7 +85,7 @@ func migrateCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "arrowhead: %s: the database cannot be reached\n", t.variable)
 			return exitFailure
 		}
-		applied, err := migrations.Apply(ctx, conn, t.cfg)
+		applied, skipped, err := migrations.Apply(ctx, conn, t.cfg)
 		_ = conn.Close(context.Background())
 		if err != nil {
 			fmt.Fprintf(stderr, "arrowhead: %s: %v\n", t.variable, err)
@@ -90,6 +96,9 @@ func migrateCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		for _, m := range applied {
 			fmt.Fprintf(stdout, "%s: applied %s\n", t.variable, m)
+		}
+		for _, m := range skipped {
+			fmt.Fprintf(stdout, "%s: skipped %s: the database does not offer the extension it requires\n", t.variable, m)
 		}
 	}
 	return exitOK

@@ -64,3 +64,44 @@ func migrateRetrying(t *testing.T, out, errb *bytes.Buffer) int {
 	})
 	return code
 }
+
+// TestMigrateMemoryOnPlainPostgres runs migrate with ARROWHEAD_MEMORY_DSN
+// on PostgreSQL 15 without pgvector: the keyword memory tables are applied,
+// the embedding column is reported skipped, and a second run is current.
+func TestMigrateMemoryOnPlainPostgres(t *testing.T) {
+	dsn := pgtest.PrivateSchema(t, pgtest.PostgresDSN(t))
+	t.Setenv("ARROWHEAD_MEMORY_DSN", dsn)
+	t.Setenv("ARROWHEAD_PGVECTOR_COLLECTIONS", "")
+	var out, errb bytes.Buffer
+	if code := run([]string{"migrate"}, nil, &out, &errb); code != exitOK {
+		t.Fatalf("migrate: %d %s", code, errb.String())
+	}
+	for _, want := range []string{"ARROWHEAD_MEMORY_DSN: applied 002_memory\n", "ARROWHEAD_MEMORY_DSN: skipped 002_memory_vector: the database does not offer the extension it requires\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("migrate printed %q, want it to contain %q", out.String(), want)
+		}
+	}
+	out.Reset()
+	if code := run([]string{"migrate"}, nil, &out, &errb); code != exitOK || !strings.Contains(out.String(), "schema is current") {
+		t.Fatalf("second migrate: %d %q %s", code, out.String(), errb.String())
+	}
+	if strings.Contains(out.String()+errb.String(), dsn) {
+		t.Fatal("migrate printed the DSN")
+	}
+}
+
+// TestMigrateDryRunMarksTheConditionalStep: the dry run cannot know what
+// the database offers, so it says which statements depend on it.
+func TestMigrateDryRunMarksTheConditionalStep(t *testing.T) {
+	t.Setenv("ARROWHEAD_PGVECTOR_COLLECTIONS", "")
+	t.Setenv("ARROWHEAD_MEMORY_DSN", "postgres://u@127.0.0.1:1/db")
+	var out, errb bytes.Buffer
+	if code := run([]string{"migrate", "--dry-run"}, nil, &out, &errb); code != exitOK {
+		t.Fatalf("dry run: %d %s", code, errb.String())
+	}
+	got := out.String()
+	plain, vector, found := strings.Cut(got, "-- 002_memory_vector (applied only if the vector extension is available)\n")
+	if !found || strings.Contains(plain, "vector") || !strings.Contains(vector, "CREATE EXTENSION IF NOT EXISTS vector;") {
+		t.Fatalf("dry run output:\n%s", got)
+	}
+}

@@ -101,7 +101,7 @@ func BenchmarkDocIndex10MBPgvector(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := migrations.Apply(context.Background(), conn, migrations.Config{Collections: s.PgvectorCollections, Columns: cfg.Columns, Dimensions: 384}); err != nil {
+		if _, _, err := migrations.Apply(context.Background(), conn, migrations.Config{Collections: s.PgvectorCollections, Columns: cfg.Columns, Dimensions: 384}); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := conn.Exec(context.Background(), "DELETE FROM doc_chunks_bench"); err != nil {
