@@ -79,6 +79,9 @@ func (g *gate) work(ctx context.Context, run ports.TaskRun) ([]byte, error) {
 		case err := <-g.fail:
 			return nil, err
 		case <-ctx.Done():
+			// Winding down takes a moment, so a Close that does not wait
+			// for its workers returns while this one still runs.
+			time.Sleep(50 * time.Millisecond)
 			return nil, ctx.Err()
 		case <-tick.C:
 			if err := run.Check(ctx); err != nil {
