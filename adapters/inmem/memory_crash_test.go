@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -56,10 +57,12 @@ func TestMemoryCrashChild(t *testing.T) {
 	wg.Wait()
 }
 
-func TestMemorySIGKILLLosesNoAck(t *testing.T) {
-	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestMemoryCrashChild$")
-	cmd.Env = append(os.Environ(), crashChildEnv+"="+dir)
+// startCrashChild runs the test named child in a subprocess with env set
+// to dir, returning it and its stdout.
+func startCrashChild(t *testing.T, child, env, dir string) (*exec.Cmd, io.Reader) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+child+"$")
+	cmd.Env = append(os.Environ(), env+"="+dir)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +70,12 @@ func TestMemorySIGKILLLosesNoAck(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	return cmd, stdout
+}
+
+func TestMemorySIGKILLLosesNoAck(t *testing.T) {
+	dir := t.TempDir()
+	cmd, stdout := startCrashChild(t, "TestMemoryCrashChild", crashChildEnv, dir)
 	type ack struct{ id, key, content string }
 	var acks []ack
 	sc := bufio.NewScanner(stdout)

@@ -285,20 +285,29 @@ func (r *TaskRegistry) Get(ctx context.Context, owner, id string) (ports.Task, e
 func (r *TaskRegistry) get(ctx context.Context, owner, id string, expire bool) (ports.Task, error) {
 	var task ports.Task
 	err := r.ns.View(ctx, func(root *bbolt.Bucket) error {
-		ob := ownerBucket(root, owner)
-		if ob == nil || len(id) != ports.TaskIDLength {
-			return ports.ErrNotFound
-		}
-		found, err := getTask(ob, ownerKey(owner), []byte(id), &task)
-		if err != nil {
-			return err
-		}
-		if !found || expire && r.expired(task, r.now()) {
-			return ports.ErrNotFound
-		}
-		return nil
+		var err error
+		_, task, err = r.lookup(root, owner, id, r.now(), expire)
+		return err
 	})
 	return task, err
+}
+
+// lookup finds the owner's task id: ErrNotFound when absent, foreign, or
+// (with expire) finished longer than the TTL ago.
+func (r *TaskRegistry) lookup(root *bbolt.Bucket, owner, id string, now time.Time, expire bool) (*bbolt.Bucket, ports.Task, error) {
+	var task ports.Task
+	ob := ownerBucket(root, owner)
+	if ob == nil || len(id) != ports.TaskIDLength {
+		return nil, task, ports.ErrNotFound
+	}
+	found, err := getTask(ob, ownerKey(owner), []byte(id), &task)
+	if err != nil {
+		return nil, task, err
+	}
+	if !found || expire && r.expired(task, now) {
+		return nil, task, ports.ErrNotFound
+	}
+	return ob, task, nil
 }
 
 // List implements ports.TaskRegistry.
@@ -339,17 +348,11 @@ func (r *TaskRegistry) Cancel(ctx context.Context, owner, id string) (ports.Task
 	var task ports.Task
 	now := r.now()
 	err := r.ns.Update(ctx, func(root *bbolt.Bucket) error {
-		ob := ownerBucket(root, owner)
-		if ob == nil || len(id) != ports.TaskIDLength {
-			return ports.ErrNotFound
-		}
-		found, err := getTask(ob, ownerKey(owner), []byte(id), &task)
+		ob, found, err := r.lookup(root, owner, id, now, true)
 		if err != nil {
 			return err
 		}
-		if !found || r.expired(task, now) {
-			return ports.ErrNotFound
-		}
+		task = found
 		if task.Status != ports.TaskWorking {
 			return nil // idempotent: a finished task stays as it is
 		}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -61,15 +60,7 @@ func must(err error) {
 
 func TestTaskSIGKILLRecovers(t *testing.T) {
 	dir := t.TempDir()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestTaskCrashChild$")
-	cmd.Env = append(os.Environ(), taskCrashChildEnv+"="+dir)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	cmd, stdout := startCrashChild(t, "TestTaskCrashChild", taskCrashChildEnv, dir)
 	var scan, soon, later, gone string
 	var dueNanos int64
 	sc := bufio.NewScanner(stdout)
