@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"path"
 	"strconv"
 	"strings"
 
@@ -209,15 +208,7 @@ func (x indexer) chunksOf(ctx context.Context, rel string, maxChunks int) ([]str
 	if err != nil {
 		return nil, false
 	}
-	var text string
-	switch strings.ToLower(path.Ext(rel)) {
-	case ".json":
-		text, err = content.SanitizeJSON(raw, content.JSONLimits{MaxBytes: s.DocMaxBytes, MaxDepth: s.JSONMaxDepth, MaxElements: s.JSONMaxElements})
-	case ".md", ".markdown":
-		text, err = content.SanitizeMarkdown(raw)
-	default:
-		text, err = content.SanitizeText(raw)
-	}
+	text, err := content.SanitizeDocument(rel, raw, content.DocumentJSONLimits(s))
 	if err != nil {
 		return nil, false
 	}
