@@ -282,7 +282,7 @@ func families(s *settings.Settings, p familyPorts) []core.Member {
 		repo.Family.With(repo.Ports{Repo: p.repo, Authorizer: p.authorizer, Tagger: p.tagger}),
 		assist.Family.With(assist.Ports{Completer: p.completer, Repo: p.repo, Authorizer: p.authorizer}),
 		contexttools.Family.With(contexttools.Ports{Sets: p.context.sets, Corpus: p.corpus, Repo: p.repo, Authorizer: p.authorizer,
-			Scanner: scanner, Tokenizer: p.context.tokenizer}),
+			Scanner: scanner, Tokenizer: p.context.tokenizer, Embedder: p.embedder, Vectors: p.vectors}),
 		memorytools.Family.With(memorytools.Ports{Memory: p.memory, Authorizer: p.authorizer, Clock: p.clock}),
 	}
 }

@@ -1,10 +1,13 @@
 // Package contexttools is the context family: working sets, named lists of
 // pinned documents and repository files that belong to the caller's
-// verified identity (workingset_get, workingset_update), and pack_context,
-// which assembles a token-budgeted, secret-redacted, framed bundle from a
-// working set's pins and from literal retrieval over the corpus and the
-// repository. Every pin is authorized as reading it would be, when it is
-// pinned and again when it is packed.
+// verified identity (workingset_get, workingset_update), kept in the
+// embedded store so they survive a restart, and pack_context, which
+// assembles a token-budgeted, secret-redacted, framed bundle from a
+// working set's pins, from literal retrieval over the corpus and the
+// repository and, when an embedder and a vector index are configured,
+// from vector retrieval over the caller's own doc_index collection. Every
+// pin and every retrieved snippet is authorized as reading it would be, at
+// pack time.
 package contexttools
 
 import (
@@ -34,6 +37,12 @@ type Ports struct {
 	Scanner *security.Scanner
 	// Tokenizer counts the pack's tokens.
 	Tokenizer ports.Tokenizer
+	// Embedder and Vectors are vector retrieval: the query is embedded and
+	// the caller's chunks nearest it in the first allow-listed collection
+	// are packed after the literal hits. Either nil (or no collection)
+	// leaves vector retrieval off, which the result reports.
+	Embedder ports.Embedder     `port:"optional"`
+	Vectors  ports.VectorReader `port:"optional"`
 }
 
 // Family is the context family.
@@ -47,11 +56,22 @@ var Family = core.Family[Ports]{
 	Bind: func(s *settings.Settings, p Ports) core.Components {
 		r := &resolver{settings: s, corpus: p.Corpus, repo: p.Repo, authorizer: p.Authorizer}
 		w := workingSets{sets: p.Sets, resolver: r}
-		pk := packer{settings: s, sets: p.Sets, resolver: r, scanner: p.Scanner, tokenizer: p.Tokenizer}
+		pk := packer{settings: s, sets: p.Sets, resolver: r, scanner: p.Scanner, tokenizer: p.Tokenizer, vectors: vectorsOf(s, p)}
 		return core.Components{Tools: []catalog.ToolSpec{
 			packContext(s).Bind(pk.pack), workingsetGet(s).Bind(w.get), workingsetUpdate(s).Bind(w.update),
 		}}
 	},
+}
+
+// vectorsOf is the one place the family decides whether pack_context
+// runs vector retrieval: with an embedder, a vector index and at least one
+// collection.
+func vectorsOf(s *settings.Settings, p Ports) vectorRetriever {
+	collections := s.VectorCollections()
+	if p.Embedder == nil || p.Vectors == nil || len(collections) == 0 {
+		return noVectorIndex{}
+	}
+	return vectorIndex{settings: s, embedder: p.Embedder, vectors: p.Vectors, authorizer: p.Authorizer, collection: collections[0]}
 }
 
 // maxNoteBytes bounds one pin's note.

@@ -10,13 +10,17 @@ import (
 	"testing"
 
 	afs "github.com/arrowhead-go/arrowhead/adapters/fs"
+	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/sqlguard"
 	"github.com/arrowhead-go/arrowhead/adapters/tokenizer"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/embed"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/contexttools"
+	"github.com/arrowhead-go/arrowhead/core/tools/data"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
@@ -27,17 +31,21 @@ var (
 )
 
 // testPolicy lets everyone read and search the corpus and src/ of the
-// repository, but nothing under private/ in either.
+// repository, but nothing under private/ in either; only alice may index
+// into and query the doc_chunks collection.
 const testPolicy = `{"grants": [
   {"subject": "*", "actions": ["read", "search"], "kinds": ["document"], "prefix": "public/"},
-  {"subject": "*", "actions": ["read", "search"], "kinds": ["repo_file"], "prefix": "src/"}
+  {"subject": "*", "actions": ["read", "search"], "kinds": ["repo_file"], "prefix": "src/"},
+  {"subject": "alice", "actions": ["query", "ingest"], "kinds": ["table"], "prefix": "doc_chunks"}
 ]}`
 
 type env struct {
 	app        *core.App
 	docs, repo string
 	sets       *portstest.WorkingSets
-	policySlot *authz.Policy
+	// index and embedder are set with vectors (buildEnv).
+	index    *inmem.VectorIndex
+	embedder ports.Embedder
 }
 
 func write(t testing.TB, root string, files map[string]string) {
@@ -54,6 +62,14 @@ func write(t testing.TB, root string, files map[string]string) {
 }
 
 func newEnv(t testing.TB, vars map[string]string, docs, repo map[string]string) env {
+	t.Helper()
+	return buildEnv(t, vars, docs, repo, false)
+}
+
+// buildEnv is the context family over a real corpus, repository and
+// tokenizer; with vectors, also the embedded vector index, the
+// deterministic embedder and the data family's doc_index that fills it.
+func buildEnv(t testing.TB, vars map[string]string, docs, repo map[string]string, vectors bool) env {
 	t.Helper()
 	docsDir, repoDir := t.TempDir(), t.TempDir()
 	write(t, docsDir, docs)
@@ -85,14 +101,28 @@ func newEnv(t testing.TB, vars map[string]string, docs, repo map[string]string) 
 		t.Fatal(err)
 	}
 	sets := portstest.NewWorkingSets(ports.WorkingSetLimits{MaxSetsPerOwner: s.WorkingsetMaxSets, MaxItemsPerSet: s.WorkingsetMaxItems, MaxSetsTotal: 1000})
-	app, err := core.New(core.Deps{Settings: s, Authorizer: pol, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-		Families: []core.Member{contexttools.Family.With(contexttools.Ports{Sets: sets, Corpus: corpus, Repo: rs, Authorizer: pol,
-			Scanner: security.NewScanner([]byte("0123456789abcdef0123456789abcdef")), Tokenizer: tok})}})
+	cp := contexttools.Ports{Sets: sets, Corpus: corpus, Repo: rs, Authorizer: pol,
+		Scanner: security.NewScanner([]byte("0123456789abcdef0123456789abcdef")), Tokenizer: tok}
+	families := []core.Member{}
+	e := env{docs: docsDir, repo: repoDir, sets: sets}
+	if vectors {
+		idx, err := inmem.OpenVectorIndex(t.Context(), inmem.VectorIndexConfigFromSettings(*s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = idx.Close() })
+		e.index, e.embedder = idx, embed.NewDeterministic(s.EmbeddingDimensions)
+		cp.Embedder, cp.Vectors = e.embedder, idx
+		families = append(families, data.Family.With(data.Ports{Authorizer: pol, Vetter: sqlguard.New(sqlguard.Config{}),
+			Embedder: e.embedder, Documents: corpus, Vectors: idx, Writer: idx}))
+	}
+	families = append(families, contexttools.Family.With(cp))
+	e.app, err = core.New(core.Deps{Settings: s, Authorizer: pol, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
+		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{}, Families: families})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return env{app: app, docs: docsDir, repo: repoDir, sets: sets}
+	return e
 }
 
 func (e env) call(t testing.TB, p ports.Principal, tool string, args map[string]any) (map[string]any, string, *catalog.ToolError) {
@@ -360,5 +390,47 @@ func TestPackBudget(t *testing.T) {
 		if d.(map[string]any)["reason"] != "over_budget" {
 			t.Fatalf("dropped: %v", d)
 		}
+	}
+}
+
+// A pin larger than the budget is left out whole, never cut, and the
+// result says so: the truncation flag, and a dropped entry whose lines and
+// digest name exactly what was left out; smaller items still fill the
+// budget.
+func TestPackOversizedPin(t *testing.T) {
+	big := "package src\n\n" + strings.Repeat("// refunds ledger arithmetic, line after line of it\n", 600)
+	repo := map[string]string{"src/big.go": big, "src/refund.go": fixtureRepo["src/refund.go"]}
+	e := newEnv(t, nil, fixtureDocs, repo)
+	mustCall(t, e, alice, "workingset_update", map[string]any{"name": "big", "action": "pin", "items": []any{pin("repo_file", "src/big.go")}})
+	out, text := mustCall(t, e, alice, "pack_context", map[string]any{"query": "issued within", "working_set": "big", "token_budget": 2000})
+	if used := num(out["tokens_used"]); used > 2000 {
+		t.Fatalf("used %d of 2000", used)
+	}
+	var drop map[string]any
+	for _, d := range out["dropped"].([]any) {
+		if m := d.(map[string]any); m["identifier"] == "src/big.go" && m["pinned"] == true {
+			drop = m
+		}
+	}
+	sum := sha256.Sum256([]byte(big))
+	if drop == nil || drop["reason"] != "over_budget" || num(drop["tokens"]) <= 2000 || num(drop["start_line"]) != 1 ||
+		num(drop["end_line"]) != strings.Count(big, "\n") || drop["sha256"] != hex.EncodeToString(sum[:]) {
+		t.Fatalf("dropped: %v", out["dropped"])
+	}
+	if tr := out["truncated"].([]any); len(tr) == 0 || tr[0] != "budget" {
+		t.Fatalf("truncated: %v", tr)
+	}
+	if len(out["items"].([]any)) == 0 || !strings.Contains(text, "left out") {
+		t.Fatalf("items %v, text:\n%s", out["items"], text)
+	}
+	for _, it := range out["items"].([]any) {
+		if it.(map[string]any)["reason"] == "pinned" {
+			t.Fatalf("the oversized pin was packed: %v", it)
+		}
+	}
+	// Under a budget everything fits, nothing is flagged.
+	out, _ = mustCall(t, e, alice, "pack_context", map[string]any{"query": "issued within"})
+	if tr := out["truncated"].([]any); len(tr) != 0 || len(out["dropped"].([]any)) != 0 {
+		t.Fatalf("nothing was over the budget, yet: truncated %v dropped %v", tr, out["dropped"])
 	}
 }
