@@ -1,5 +1,8 @@
-// Package inmem holds in-process implementations of the ports: stores that
-// need no external service and keep their state in this process only.
+// Package inmem holds the single-machine implementations of the ports,
+// stores that need no external service: the rate buckets, kept in this
+// process only, and the embedded vector index, the working sets and the
+// agent memory, kept durably in the embedded store (adapters/bolt) so they
+// survive a restart.
 package inmem
 
 import (
