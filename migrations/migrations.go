@@ -1,9 +1,10 @@
 // Package migrations holds the PostgreSQL schema Arrowhead needs and applies
 // it (arrowhead migrate): the pgvector chunk tables behind the vector tools
-// (001_chunks.sql, once per allow-listed collection) and the tables of the
+// (001_chunks.sql, once per allow-listed collection), the tables of the
 // PostgreSQL memory backend (002_memory.sql, plain PostgreSQL, and
 // 002_memory_vector.sql, the embedding column of semantic recall, applied
-// only where the vector extension is available).
+// only where the vector extension is available) and the state replicas
+// share (003_state.sql: working sets).
 //
 // The .sql files are text/template files: the table and column names, the
 // embedding width and the full-text language come from the configuration.
@@ -61,6 +62,9 @@ const (
 	MemoriesEmbeddingColumn = "embedding"
 	// VectorExtension is pgvector's extension name.
 	VectorExtension = "vector"
+	// WorkingSetsTable holds the working sets of the PostgreSQL state
+	// backend (ARROWHEAD_STATE_DSN).
+	WorkingSetsTable = "arrowhead_working_sets"
 
 	// DefaultLanguage is ARROWHEAD_FTS_LANGUAGE's default.
 	DefaultLanguage = "english"
@@ -68,6 +72,7 @@ const (
 	chunksFile       = "001_chunks.sql"
 	memoryFile       = "002_memory.sql"
 	memoryVectorFile = "002_memory_vector.sql"
+	stateFile        = "003_state.sql"
 
 	// advisoryLockKey serialises concurrent Apply calls on one database
 	// (two replicas migrating at start-up). It is "arrowhea" in ASCII.
@@ -118,6 +123,10 @@ type Config struct {
 	// belong in the ARROWHEAD_MEMORY_DSN database, which need not be the
 	// one holding the chunk tables: apply each Config to its own database.
 	Memory bool
+	// State adds the tables of the shared state backend (003_state), which
+	// belong in the ARROWHEAD_STATE_DSN database; it may be the memory
+	// database or the chunk tables' one.
+	State bool
 }
 
 // ConfigFromSettings maps the settings onto a migration configuration
@@ -155,9 +164,11 @@ type Statement struct {
 
 // Render validates cfg and renders its migrations, in order: 001_chunks for
 // each collection, then 002_memory and 002_memory_vector (which requires
-// VectorExtension) when cfg.Memory is set.
+// VectorExtension) when cfg.Memory is set, then 003_state when cfg.State
+// is.
 func Render(cfg Config) ([]Statement, error) {
-	if cfg.Dimensions < 1 || cfg.Dimensions > MaxDimensions {
+	// The width matters only to the tables with a vector column.
+	if (len(cfg.Collections) > 0 || cfg.Memory) && (cfg.Dimensions < 1 || cfg.Dimensions > MaxDimensions) {
 		return nil, fmt.Errorf("%w: dimensions must be between 1 and %d", ErrInvalidConfig, MaxDimensions)
 	}
 	lang := cfg.Language
@@ -185,7 +196,7 @@ func Render(cfg Config) ([]Statement, error) {
 		}
 		seen[n.name] = true
 	}
-	tables := map[string]bool{BookkeepingTable: true, MemoriesTable: true, KVTable: true, MemoryOwnersTable: true}
+	tables := map[string]bool{BookkeepingTable: true, MemoriesTable: true, KVTable: true, MemoryOwnersTable: true, WorkingSetsTable: true}
 	for i, c := range cfg.Collections {
 		if !identifierPattern.MatchString(c) {
 			return nil, fmt.Errorf("%w: collection %d is not a lowercase identifier", ErrInvalidConfig, i+1)
@@ -216,7 +227,7 @@ func Render(cfg Config) ([]Statement, error) {
 		}
 	}
 	if !cfg.Memory {
-		return out, nil
+		return appendState(out, cfg)
 	}
 	data := map[string]any{
 		"Dim":      cfg.Dimensions,
@@ -233,6 +244,21 @@ func Render(cfg Config) ([]Statement, error) {
 		for _, s := range stmts {
 			out = append(out, Statement{Migration: strings.TrimSuffix(f.name, ".sql"), SQL: s, Requires: f.requires})
 		}
+	}
+	return appendState(out, cfg)
+}
+
+// appendState appends 003_state to out when cfg.State is set.
+func appendState(out []Statement, cfg Config) ([]Statement, error) {
+	if !cfg.State {
+		return out, nil
+	}
+	stmts, err := render(stateFile, map[string]any{"WorkingSets": quote(WorkingSetsTable)})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range stmts {
+		out = append(out, Statement{Migration: strings.TrimSuffix(stateFile, ".sql"), SQL: s})
 	}
 	return out, nil
 }

@@ -97,6 +97,34 @@ func TestRenderShape(t *testing.T) {
 	}
 }
 
+// TestRenderState renders the shared state tables alone: no vector
+// column, so no width is needed, and no extension is created.
+func TestRenderState(t *testing.T) {
+	stmts, err := migrations.Render(migrations.Config{Columns: migrations.DefaultColumns(), State: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := sqlOf(stmts)
+	for _, s := range stmts {
+		if s.Migration != "003_state" || !strings.HasPrefix(s.SQL, "CREATE ") || !strings.Contains(s.SQL, "IF NOT EXISTS") {
+			t.Errorf("unexpected statement %s:\n%s", s.Migration, s.SQL)
+		}
+	}
+	if !strings.Contains(all, `CREATE TABLE IF NOT EXISTS "`+migrations.WorkingSetsTable+`"`) || strings.Contains(all, "EXTENSION") {
+		t.Errorf("state SQL:\n%s", all)
+	}
+	cfg := baseConfig()
+	cfg.State = true
+	stmts, _ = migrations.Render(cfg)
+	if last := stmts[len(stmts)-1].Migration; last != "003_state" {
+		t.Errorf("003_state renders before %s", last)
+	}
+	cfg.Collections = []string{migrations.WorkingSetsTable}
+	if _, err := migrations.Render(cfg); !errors.Is(err, migrations.ErrInvalidConfig) {
+		t.Errorf("a collection named like the working set table: %v", err)
+	}
+}
+
 func TestRenderUsesConfiguredNames(t *testing.T) {
 	cfg := baseConfig()
 	cfg.Columns = migrations.Columns{

@@ -1,9 +1,11 @@
 package wire
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/tokenizer"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
@@ -22,25 +24,13 @@ type contextPorts struct {
 	tokenizer ports.Tokenizer
 }
 
-// openContext opens the working sets in the embedded store and the
-// offline tokenizer, when the profile serves the context family.
-func (rt *Runtime) openContext(s *settings.Settings) (contextPorts, error) {
+// openContext opens the working sets and the offline tokenizer, when the
+// profile serves the context family.
+func (rt *Runtime) openContext(ctx context.Context, s *settings.Settings) (contextPorts, error) {
 	if !serves(s, catalog.FamilyContext) {
 		return contextPorts{}, nil
 	}
-	store, err := rt.embeddedStore(s)
-	if err != nil {
-		return contextPorts{}, err
-	}
-	ns, err := store.Namespace(inmem.WorkingSetsNamespace)
-	if err != nil {
-		return contextPorts{}, fmt.Errorf("ARROWHEAD_DATA_DIR: %w", err)
-	}
-	sets, err := inmem.NewWorkingSets(ns, ports.WorkingSetLimits{
-		MaxSetsPerOwner: s.WorkingsetMaxSets,
-		MaxItemsPerSet:  s.WorkingsetMaxItems,
-		MaxSetsTotal:    s.WorkingsetMaxSets * workingSetOwnerAllowances,
-	})
+	sets, err := rt.openWorkingSets(ctx, s)
 	if err != nil {
 		return contextPorts{}, err
 	}
@@ -49,4 +39,36 @@ func (rt *Runtime) openContext(s *settings.Settings) (contextPorts, error) {
 		return contextPorts{}, fmt.Errorf("pack_context: %w", err)
 	}
 	return contextPorts{sets: sets, tokenizer: tok}, nil
+}
+
+// openWorkingSets opens the working sets on the state database
+// (ARROWHEAD_STATE_DSN), which every replica shares, or else in the
+// embedded store.
+func (rt *Runtime) openWorkingSets(ctx context.Context, s *settings.Settings) (ports.WorkingSets, error) {
+	limits := ports.WorkingSetLimits{
+		MaxSetsPerOwner: s.WorkingsetMaxSets,
+		MaxItemsPerSet:  s.WorkingsetMaxItems,
+		MaxSetsTotal:    s.WorkingsetMaxSets * workingSetOwnerAllowances,
+	}
+	if s.StateDSN != "" {
+		pool, err := rt.openPool(ctx, s.StateDSN)
+		if err != nil {
+			return nil, fmt.Errorf("ARROWHEAD_STATE_DSN: %w", err)
+		}
+		sets, err := postgres.NewWorkingSets(pool, limits)
+		if err != nil {
+			return nil, err
+		}
+		rt.Health = append(rt.Health, sets)
+		return sets, nil
+	}
+	store, err := rt.embeddedStore(s)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := store.Namespace(inmem.WorkingSetsNamespace)
+	if err != nil {
+		return nil, fmt.Errorf("ARROWHEAD_DATA_DIR: %w", err)
+	}
+	return inmem.NewWorkingSets(ns, limits)
 }

@@ -100,12 +100,21 @@ func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress po
 	return fd, nil
 }
 
-// openPool opens a PostgreSQL connection pool closed with the runtime.
+// openPool returns the PostgreSQL connection pool over dsn, opening it on
+// first use; it is closed with the runtime. Variables that name the same
+// database (ARROWHEAD_STATE_DSN and ARROWHEAD_MEMORY_DSN, say) share it.
 func (rt *Runtime) openPool(ctx context.Context, dsn string) (*postgres.Pool, error) {
+	if pool, ok := rt.pools[dsn]; ok {
+		return pool, nil
+	}
 	pool, err := postgres.NewPool(ctx, dsn)
 	if err != nil {
 		return nil, err
 	}
+	if rt.pools == nil {
+		rt.pools = map[string]*postgres.Pool{}
+	}
+	rt.pools[dsn] = pool
 	rt.closers = append(rt.closers, func(context.Context) error { pool.Close(); return nil })
 	return pool, nil
 }

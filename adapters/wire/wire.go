@@ -25,6 +25,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
 	"github.com/arrowhead-go/arrowhead/adapters/httpx"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlguard"
 	"github.com/arrowhead-go/arrowhead/adapters/telemetry"
@@ -89,7 +90,10 @@ type Runtime struct {
 	// ARROWHEAD_METRICS_ADDR is empty.
 	MetricsAddr net.Addr
 
-	store   *bolt.Store // the embedded store, once a family needs it
+	store *bolt.Store // the embedded store, once a family needs it
+	// pools are the PostgreSQL pools by DSN: adapters configured with the
+	// same database share one.
+	pools   map[string]*postgres.Pool
 	closers []func(context.Context) error
 }
 
@@ -219,7 +223,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
-	ctxPorts, err := rt.openContext(s)
+	ctxPorts, err := rt.openContext(ctx, s)
 	if err != nil {
 		return nil, err
 	}

@@ -4,22 +4,59 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
+	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/migrations"
 )
 
 // migrateTimeout bounds one migration run.
 const migrateTimeout = 2 * time.Minute
 
-// migrateCmd applies the embedded schema idempotently: the chunk tables of
-// the allow-listed collections through ARROWHEAD_VECTOR_WRITE_DSN, the
-// memory tables through ARROWHEAD_MEMORY_DSN. --dry-run prints the SQL,
-// marking each migration that is applied only where the database offers
-// the extension it requires (the memory tables' embedding column).
+// migrateTarget is one database to migrate and the tables it gets.
+type migrateTarget struct {
+	variable, dsn string
+	cfg           migrations.Config
+}
+
+// migrateTargets says which tables go where: the chunk tables of the
+// allow-listed collections through ARROWHEAD_VECTOR_WRITE_DSN, the memory
+// tables through ARROWHEAD_MEMORY_DSN, the shared state through
+// ARROWHEAD_STATE_DSN. Variables naming the same database are one target,
+// migrated in one transaction.
+func migrateTargets(s settings.Settings) []migrateTarget {
+	base := migrations.ConfigFromSettings(s)
+	base.Collections, base.Memory, base.State = nil, false, false
+	var targets []migrateTarget
+	target := func(variable, dsn string) *migrations.Config {
+		for i := range targets {
+			if dsn != "" && targets[i].dsn == dsn {
+				return &targets[i].cfg
+			}
+		}
+		targets = append(targets, migrateTarget{variable: variable, dsn: dsn, cfg: base})
+		return &targets[len(targets)-1].cfg
+	}
+	if len(s.PgvectorCollections) > 0 {
+		target("ARROWHEAD_VECTOR_WRITE_DSN", s.VectorWriteDSN).Collections = slices.Clone(s.PgvectorCollections)
+	}
+	if s.MemoryDSN != "" {
+		target("ARROWHEAD_MEMORY_DSN", s.MemoryDSN).Memory = true
+	}
+	if s.StateDSN != "" {
+		target("ARROWHEAD_STATE_DSN", s.StateDSN).State = true
+	}
+	return targets
+}
+
+// migrateCmd applies the embedded schema idempotently to every target
+// (migrateTargets). --dry-run prints the SQL, marking each migration that
+// is applied only where the database offers the extension it requires
+// (the memory tables' embedding column).
 func migrateCmd(args []string, stdout, stderr io.Writer) int {
 	dryRun := false
 	for _, a := range args {
@@ -33,30 +70,16 @@ func migrateCmd(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitUsage
 	}
-	all := migrations.ConfigFromSettings(*s)
-	type target struct {
-		variable, dsn string
-		cfg           migrations.Config
-	}
-	var targets []target
-	if len(all.Collections) > 0 {
-		chunks := all
-		chunks.Memory = s.MemoryDSN == "" || s.MemoryDSN == s.VectorWriteDSN
-		targets = append(targets, target{"ARROWHEAD_VECTOR_WRITE_DSN", s.VectorWriteDSN, chunks})
-	}
-	if s.MemoryDSN != "" && (len(all.Collections) == 0 || s.MemoryDSN != s.VectorWriteDSN) {
-		mem := all
-		mem.Collections = nil
-		targets = append(targets, target{"ARROWHEAD_MEMORY_DSN", s.MemoryDSN, mem})
-	}
+	targets := migrateTargets(*s)
 	if len(targets) == 0 {
-		fmt.Fprintln(stderr, "arrowhead: nothing to migrate: set ARROWHEAD_PGVECTOR_COLLECTIONS with ARROWHEAD_VECTOR_WRITE_DSN, or ARROWHEAD_MEMORY_DSN")
+		fmt.Fprintln(stderr, "arrowhead: nothing to migrate: set ARROWHEAD_PGVECTOR_COLLECTIONS with ARROWHEAD_VECTOR_WRITE_DSN, ARROWHEAD_MEMORY_DSN or ARROWHEAD_STATE_DSN")
 		return exitUsage
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), migrateTimeout)
 	defer cancel()
 	for _, t := range targets {
 		if dryRun {
+			fmt.Fprintf(stdout, "-- %s\n", t.variable)
 			stmts, err := migrations.Render(t.cfg)
 			if err != nil {
 				fmt.Fprintf(stderr, "arrowhead: %v\n", err)

@@ -5,7 +5,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/internal/pgtest"
+	"github.com/arrowhead-go/arrowhead/migrations"
 )
 
 // TestMigrateAgainstPgvector applies the schema through the CLI twice on a
@@ -103,5 +107,63 @@ func TestMigrateDryRunMarksTheConditionalStep(t *testing.T) {
 	plain, vector, found := strings.Cut(got, "-- 002_memory_vector (applied only if the vector extension is available)\n")
 	if !found || strings.Contains(plain, "vector") || !strings.Contains(vector, "CREATE EXTENSION IF NOT EXISTS vector;") {
 		t.Fatalf("dry run output:\n%s", got)
+	}
+}
+
+// TestMigrateStateAgainstPostgres applies the shared state tables through
+// the CLI to a plain PostgreSQL 15 (no pgvector), twice.
+func TestMigrateStateAgainstPostgres(t *testing.T) {
+	dsn := pgtest.PrivateSchema(t, pgtest.PostgresDSN(t))
+	t.Setenv("ARROWHEAD_PGVECTOR_COLLECTIONS", "")
+	t.Setenv("ARROWHEAD_MEMORY_DSN", "")
+	t.Setenv("ARROWHEAD_STATE_DSN", dsn)
+	var out, errb bytes.Buffer
+	if code := run([]string{"migrate"}, nil, &out, &errb); code != exitOK {
+		t.Fatalf("first migrate: %d %s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), "ARROWHEAD_STATE_DSN: applied 003_state") {
+		t.Fatalf("first run:\n%s", out.String())
+	}
+	out.Reset()
+	if code := run([]string{"migrate"}, nil, &out, &errb); code != exitOK || !strings.Contains(out.String(), "ARROWHEAD_STATE_DSN: schema is current") {
+		t.Fatalf("second migrate: %d %s %s", code, out.String(), errb.String())
+	}
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	var present bool
+	if err := conn.QueryRow(t.Context(), "SELECT to_regclass($1) IS NOT NULL", migrations.WorkingSetsTable).Scan(&present); err != nil || !present {
+		t.Fatalf("the working set table is missing: %v", err)
+	}
+}
+
+func TestMigrateTargetsShareADatabase(t *testing.T) {
+	s := settings.Settings{PgvectorCollections: []string{"doc_chunks"}, VectorWriteDSN: "postgres://u@h/a",
+		MemoryDSN: "postgres://u@h/b", StateDSN: "postgres://u@h/b", EmbeddingDimensions: 8}
+	targets := migrateTargets(s)
+	if len(targets) != 2 {
+		t.Fatalf("%d targets, want 2: %+v", len(targets), targets)
+	}
+	if c := targets[0].cfg; targets[0].variable != "ARROWHEAD_VECTOR_WRITE_DSN" || len(c.Collections) != 1 || c.Memory || c.State {
+		t.Errorf("chunk target: %+v", targets[0])
+	}
+	if c := targets[1].cfg; targets[1].variable != "ARROWHEAD_MEMORY_DSN" || len(c.Collections) != 0 || !c.Memory || !c.State {
+		t.Errorf("memory and state target: %+v", targets[1])
+	}
+	s.StateDSN = s.VectorWriteDSN
+	if targets = migrateTargets(s); len(targets) != 2 || !targets[0].cfg.State || targets[1].cfg.State {
+		t.Errorf("state with the chunks: %+v", targets)
+	}
+}
+
+func TestMigrateDryRunShowsTheStateTables(t *testing.T) {
+	t.Setenv("ARROWHEAD_PGVECTOR_COLLECTIONS", "")
+	t.Setenv("ARROWHEAD_MEMORY_DSN", "")
+	t.Setenv("ARROWHEAD_STATE_DSN", "postgres://u@127.0.0.1:1/db")
+	var out, errb bytes.Buffer
+	if code := run([]string{"migrate", "--dry-run"}, nil, &out, &errb); code != exitOK || !strings.Contains(out.String(), migrations.WorkingSetsTable) {
+		t.Fatalf("dry run: %d %s %s", code, out.String(), errb.String())
 	}
 }

@@ -167,6 +167,10 @@ type Settings struct {
 	KVMaxKeys                    int
 	KVMaxValueBytes              int
 	KVMaxTTLSeconds              int
+	// StateDSN is the PostgreSQL database replicas share their working
+	// sets, tasks and timers through; empty keeps them in the embedded
+	// store (extension variable).
+	StateDSN string
 
 	TaskScheduleMaxDelaySeconds  float64
 	TaskScheduleMinRepeatSeconds float64
@@ -201,7 +205,7 @@ type Settings struct {
 
 // Extensions are the variables this server adds to the seed's reference.
 // Each is documented in README's configuration notes.
-var Extensions = []string{"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "ARROWHEAD_METRICS_ADDR", "ARROWHEAD_NOTIFY_SIGNING_SECRET"}
+var Extensions = []string{"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "ARROWHEAD_METRICS_ADDR", "ARROWHEAD_NOTIFY_SIGNING_SECRET", "ARROWHEAD_STATE_DSN"}
 
 // DefaultToolLimitVar is the fallback ceiling for a tool without its own.
 const DefaultToolLimitVar = "ARROWHEAD_DEFAULT_TOOL_PER_MINUTE"

@@ -328,6 +328,11 @@ func (s *Settings) vars() []*Var {
 			text("ARROWHEAD_DATA_DIR", "data", &s.DataDir, nonEmpty).
 				means("The directory of the embedded store (one locked bbolt file), which holds the embedded vector index, memories and the other in-process durable state."),
 		),
+		in(Section{Title: "Shared state", About: "What replicas behind one load balancer share beyond memories and rate budgets: working sets, tasks and timers.", Extension: true},
+			// An extension: the seed kept these per process.
+			secretText("ARROWHEAD_STATE_DSN", "", &s.StateDSN, optional(dsn)).
+				means("A write-capable PostgreSQL URL through which replicas share working sets, tasks and timers (it may name the ARROWHEAD_MEMORY_DSN database; arrowhead migrate creates the tables); empty keeps them in the embedded store."),
+		),
 		in(Section{Title: "Outbound webhook notifications", About: "Where notify_webhook may post. Even an allowlisted target is SSRF-guarded, and the notify action must be granted in the policy."},
 			list("ARROWHEAD_NOTIFY_ALLOWLIST", "", &s.NotifyAllowlist, notifyPrefix).
 				means("The URL prefixes notify_webhook may post to; empty leaves the notify family unserved, and a malformed entry fails start-up."),
