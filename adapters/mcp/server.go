@@ -135,8 +135,10 @@ func (s *Server) register() {
 }
 
 func toMCPTool(t catalog.ToolSpec) mcp.Tool {
-	in, _ := json.Marshal(t.Input())
-	out, _ := json.Marshal(t.Output())
+	// The schemas render themselves compact; json.Marshal would only copy
+	// and re-validate every byte of them again.
+	in, _ := t.Input().MarshalJSON()
+	out, _ := t.Output().MarshalJSON()
 	ann := t.Annotations()
 	return mcp.Tool{
 		Name:            t.Name(),

@@ -143,6 +143,27 @@ func TestSchemaMarshal(t *testing.T) {
 	if string(b) != want {
 		t.Fatalf("got  %s\nwant %s", b, want)
 	}
+
+	// Every keyword renders as encoding/json renders the schema's map.
+	type everything struct {
+		validated
+		Ratio float64 `json:"ratio" description:"<a & b>" minimum:"0.5" maximum:"1e21"`
+	}
+	all, err := SchemaFor[everything](Bounds{"name": 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal(all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	viaMap, err := json.Marshal(all.Map())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(viaMap) {
+		t.Fatalf("got    %s\nviaMap %s", got, viaMap)
+	}
 }
 
 func TestSchemaForRefusesWhatItCannotDescribe(t *testing.T) {

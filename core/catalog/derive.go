@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -144,7 +145,7 @@ func (d *deriver) object(t reflect.Type, path string) (*Schema, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := d.apply(fs, f.tag.Lookup, fpath); err != nil {
+		if err := d.apply(fs, f.lookup, fpath); err != nil {
 			return nil, err
 		}
 		s.Properties[f.name] = fs
@@ -186,11 +187,14 @@ func (d *deriver) apply(s *Schema, lookup func(string) (string, bool), path stri
 		if err := is("pattern", "string"); err != nil {
 			return err
 		}
-		re, err := regexp.Compile(v)
-		if err != nil {
+		// Parsing is what can fail; compiling waits for the first argument
+		// to check (most tools' patterns are never used by most processes,
+		// and a counted repetition costs a start-up ~100 µs to compile).
+		if _, err := syntax.Parse(v, syntax.Perl); err != nil {
 			return fail("pattern", "is not a valid RE2 expression")
 		}
-		s.Pattern, s.pattern = v, re
+		s.Pattern = v
+		s.pattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(v) })
 	}
 	ints := []struct {
 		key   string
@@ -287,6 +291,17 @@ type field struct {
 	typ       reflect.Type
 	tag       reflect.StructTag
 	omitEmpty bool
+}
+
+// lookup is f.tag.Lookup(key), skipping the scan of the whole tag (which
+// holds the description) for the many keys a tag does not mention: every
+// server start derives every tool's schemas, asking each field for every
+// keyword.
+func (f field) lookup(key string) (string, bool) {
+	if !strings.Contains(string(f.tag), key) {
+		return "", false
+	}
+	return f.tag.Lookup(key)
 }
 
 // fieldCache holds each struct type's fields, computed once per type and

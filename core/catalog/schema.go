@@ -3,6 +3,7 @@ package catalog
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -41,13 +42,112 @@ type Schema struct {
 	// Nullable permits JSON null in addition to Type.
 	Nullable bool
 
-	// pattern is Pattern compiled when the schema was derived.
-	pattern *regexp.Regexp
+	// pattern is Pattern compiled, on the first validation; nil unless
+	// the schema was derived.
+	pattern func() *regexp.Regexp
 }
 
-// MarshalJSON renders the schema as JSON Schema with a stable key order.
+// MarshalJSON renders the schema as JSON Schema: the bytes encoding/json
+// writes for Map (keys in sorted order), appended directly, since every
+// server start renders every tool's schemas for the tool list.
 func (s *Schema) MarshalJSON() ([]byte, error) {
-	return json.Marshal(s.toMap())
+	return s.appendJSON(make([]byte, 0, 512)), nil
+}
+
+// appendJSON appends the schema's JSON. Its keys are written in sorted
+// order, as encoding/json writes a map's.
+func (s *Schema) appendJSON(b []byte) []byte {
+	b = append(b, '{')
+	key := func(k string) {
+		if b[len(b)-1] != '{' {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, '"', ':')
+	}
+	intKey := func(k string, v *int) {
+		if v != nil {
+			key(k)
+			b = strconv.AppendInt(b, int64(*v), 10)
+		}
+	}
+	numKey := func(k string, v *float64) {
+		if v != nil {
+			key(k)
+			b = appendJSONValue(b, *v)
+		}
+	}
+	object := s.Type == "object"
+	if object {
+		key("additionalProperties")
+		if s.Additional != nil {
+			b = s.Additional.appendJSON(b)
+		} else {
+			b = append(b, "false"...)
+		}
+	}
+	if s.Description != "" {
+		key("description")
+		b = appendJSONValue(b, s.Description)
+	}
+	if len(s.Enum) > 0 {
+		key("enum")
+		b = appendJSONValue(b, s.Enum)
+	}
+	if s.Items != nil {
+		key("items")
+		b = s.Items.appendJSON(b)
+	}
+	intKey("maxItems", s.MaxItems)
+	intKey("maxLength", s.MaxLength)
+	if object {
+		intKey("maxProperties", s.MaxProperties)
+	}
+	numKey("maximum", s.Maximum)
+	intKey("minItems", s.MinItems)
+	intKey("minLength", s.MinLength)
+	numKey("minimum", s.Minimum)
+	if s.Pattern != "" {
+		key("pattern")
+		b = appendJSONValue(b, s.Pattern)
+	}
+	if object {
+		key("properties")
+		b = append(b, '{')
+		names := slices.Sorted(maps.Keys(s.Properties))
+		for i, name := range names {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = appendJSONValue(b, name)
+			b = append(b, ':')
+			b = s.Properties[name].appendJSON(b)
+		}
+		b = append(b, '}')
+		if len(s.Required) > 0 {
+			key("required")
+			b = appendJSONValue(b, slices.Sorted(slices.Values(s.Required)))
+		}
+	}
+	if s.Type != "" {
+		key("type")
+		if s.Nullable {
+			b = append(b, '[')
+			b = appendJSONValue(b, s.Type)
+			b = append(b, ",\"null\"]"...)
+		} else {
+			b = appendJSONValue(b, s.Type)
+		}
+	}
+	return append(b, '}')
+}
+
+// appendJSONValue appends v as encoding/json writes it (a string, a
+// number or a string slice: none can fail).
+func appendJSONValue(b []byte, v any) []byte {
+	j, _ := json.Marshal(v)
+	return append(b, j...)
 }
 
 // Map renders the schema as a JSON-ready map.
@@ -208,7 +308,7 @@ func (s *Schema) validate(v any, path string, depth int) error {
 		if len(s.Enum) > 0 && !slices.Contains(s.Enum, str) {
 			return fmt.Errorf("%s must be one of the allowed values", path)
 		}
-		if s.pattern != nil && !s.pattern.MatchString(str) {
+		if s.pattern != nil && !s.pattern().MatchString(str) {
 			return fmt.Errorf("%s does not match the required pattern", path)
 		}
 		return nil
