@@ -115,7 +115,9 @@ func validNamespace(s string) bool {
 	return true
 }
 
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
+// crcTable is built on the first seal, not at start-up: the Castagnoli
+// tables cost every process about half a millisecond to build.
+var crcTable = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 // Config configures the store.
 type Config struct {
@@ -406,7 +408,7 @@ func Unseal(key, sealed []byte) ([]byte, error) {
 func sealSum(key, value []byte) uint32 {
 	var n [4]byte
 	binary.LittleEndian.PutUint32(n[:], uint32(len(key)))
-	h := crc32.Update(0, crcTable, n[:])
-	h = crc32.Update(h, crcTable, key)
-	return crc32.Update(h, crcTable, value)
+	h := crc32.Update(0, crcTable(), n[:])
+	h = crc32.Update(h, crcTable(), key)
+	return crc32.Update(h, crcTable(), value)
 }

@@ -11,6 +11,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -59,18 +60,24 @@ func HasSymbols(p string) bool {
 // heuristicRules recognize a definition by the shape of its first line in
 // the C-family, JVM, Rust, Ruby, PHP, Swift and shell languages. They are
 // a fallback: they may miss or misread a definition, and they cannot tell
-// where one ends.
-var heuristicRules = []struct {
+// where one ends. They are compiled on first use: most processes never
+// map a non-Go, non-Python file, and compiling them costs every start-up
+// a few hundred microseconds.
+var heuristicRules = sync.OnceValue(func() []heuristicRule {
+	return []heuristicRule{
+		{regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?(?:pub(?:\([^)]*\))?\s+|public\s+|private\s+|protected\s+|internal\s+)*(?:static\s+|final\s+|sealed\s+|data\s+|open\s+)*(class|interface|struct|enum|trait|object|record)\s+([A-Za-z_$][\w$]*)`), ""},
+		{regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?(fn)\s+([A-Za-z_]\w*)`), "function"},
+		{regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?(mod|impl|type)\s+([A-Za-z_]\w*)`), ""},
+		{regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(function)\s*\*?\s*([A-Za-z_$][\w$]*)`), "function"},
+		{regexp.MustCompile(`^\s*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?(?:\([^)]*\)|[A-Za-z_$][\w$]*)\s*=>`), "function"},
+		{regexp.MustCompile(`^\s*(?:(?:public|private|protected|static|final|abstract)\s+)*(func|fun|def|sub|module)\s+(?:self\.)?([A-Za-z_]\w*[?!]?)`), "function"},
+		{regexp.MustCompile(`^\s*(?:function\s+)?([A-Za-z_][\w]*)\s*\(\)\s*\{`), "function"},
+	}
+})
+
+type heuristicRule struct {
 	re   *regexp.Regexp
 	kind string
-}{
-	{regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:abstract\s+)?(?:pub(?:\([^)]*\))?\s+|public\s+|private\s+|protected\s+|internal\s+)*(?:static\s+|final\s+|sealed\s+|data\s+|open\s+)*(class|interface|struct|enum|trait|object|record)\s+([A-Za-z_$][\w$]*)`), ""},
-	{regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?(?:async\s+)?(?:unsafe\s+)?(?:extern\s+"[^"]*"\s+)?(fn)\s+([A-Za-z_]\w*)`), "function"},
-	{regexp.MustCompile(`^\s*(?:pub(?:\([^)]*\))?\s+)?(mod|impl|type)\s+([A-Za-z_]\w*)`), ""},
-	{regexp.MustCompile(`^\s*(?:export\s+)?(?:default\s+)?(?:async\s+)?(function)\s*\*?\s*([A-Za-z_$][\w$]*)`), "function"},
-	{regexp.MustCompile(`^\s*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*=\s*(?:async\s*)?(?:\([^)]*\)|[A-Za-z_$][\w$]*)\s*=>`), "function"},
-	{regexp.MustCompile(`^\s*(?:(?:public|private|protected|static|final|abstract)\s+)*(func|fun|def|sub|module)\s+(?:self\.)?([A-Za-z_]\w*[?!]?)`), "function"},
-	{regexp.MustCompile(`^\s*(?:function\s+)?([A-Za-z_][\w]*)\s*\(\)\s*\{`), "function"},
 }
 
 // HeuristicSymbols finds definitions by line patterns: each symbol's
@@ -81,7 +88,7 @@ func HeuristicSymbols(src []byte) []ports.Symbol {
 		if len(line) > 1000 {
 			continue
 		}
-		for _, r := range heuristicRules {
+		for _, r := range heuristicRules() {
 			m := r.re.FindStringSubmatch(line)
 			if m == nil {
 				continue
