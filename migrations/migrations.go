@@ -28,7 +28,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
 	"strings"
 	"text/template"
@@ -36,6 +35,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
 )
 
 //go:embed *.sql
@@ -89,9 +89,6 @@ var (
 	ErrChanged = errors.New("migration was applied with a different configuration (embedding dimensions, language or column names changed); migrate that table by hand")
 	ErrApply   = errors.New("applying migrations failed")
 )
-
-// identifierPattern is the strict identifier guard.
-var identifierPattern = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 // Columns names the columns of a chunk table (ARROWHEAD_PGVECTOR_*_COLUMN).
 type Columns struct {
@@ -175,7 +172,7 @@ func Render(cfg Config) ([]Statement, error) {
 	if lang == "" {
 		lang = DefaultLanguage
 	}
-	if !identifierPattern.MatchString(lang) {
+	if !ports.ValidVectorIdentifier(lang) {
 		return nil, fmt.Errorf("%w: the full-text language must be a lowercase identifier", ErrInvalidConfig)
 	}
 	if len(cfg.Collections) > MaxCollections {
@@ -188,7 +185,7 @@ func Render(cfg Config) ([]Statement, error) {
 	}
 	seen := map[string]bool{}
 	for _, n := range named {
-		if !identifierPattern.MatchString(n.name) {
+		if !ports.ValidVectorIdentifier(n.name) {
 			return nil, fmt.Errorf("%w: the %s column name must be a lowercase identifier", ErrInvalidConfig, n.what)
 		}
 		if seen[n.name] {
@@ -198,7 +195,7 @@ func Render(cfg Config) ([]Statement, error) {
 	}
 	tables := map[string]bool{BookkeepingTable: true, MemoriesTable: true, KVTable: true, MemoryOwnersTable: true, WorkingSetsTable: true}
 	for i, c := range cfg.Collections {
-		if !identifierPattern.MatchString(c) {
+		if !ports.ValidVectorIdentifier(c) {
 			return nil, fmt.Errorf("%w: collection %d is not a lowercase identifier", ErrInvalidConfig, i+1)
 		}
 		if tables[c] {

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/security"
+	"github.com/arrowhead-go/arrowhead/ports"
 )
 
 // Var is one configuration variable: name, default, and how it parses into
@@ -42,7 +43,6 @@ func (v *Var) means(meaning string) *Var {
 // every start-up about a millisecond, mostly for variables left at their
 // defaults.
 var (
-	identPattern    = security.LazyRegexp(`^[a-z_][a-z0-9_]{0,62}$`)
 	toolNamePattern = security.LazyRegexp(`^[A-Za-z0-9_:/.{}+-]{1,128}$`)
 	extPattern      = security.LazyRegexp(`^\.[a-z0-9]{1,16}$`)
 	hostPattern     = security.LazyRegexp(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
@@ -261,7 +261,7 @@ var nonEmpty = check{"not empty", func(raw string) error {
 }}
 
 var identifier = check{"a lowercase SQL identifier (letters, digits, underscore)", func(raw string) error {
-	if !identPattern().MatchString(raw) {
+	if !ports.ValidVectorIdentifier(raw) {
 		return errors.New("must be a lowercase SQL identifier (letters, digits, underscore)")
 	}
 	return nil
