@@ -29,6 +29,11 @@ type Family[P any] struct {
 	// Gate, when set, must also hold for the family to be served (exec
 	// needs ARROWHEAD_EXEC_ENABLED, for instance).
 	Gate func(*settings.Settings) bool
+	// GateDoc states Gate's condition for the reference documentation,
+	// naming each variable it reads in backquotes ("`ARROWHEAD_EXEC_ENABLED`
+	// is true"); set exactly when Gate is. A conformance test holds the two
+	// in agreement.
+	GateDoc string
 	// Declare lists the family's components under s without any port: its
 	// tools as unbound specs (catalog.Tool.Spec), its resources and prompts
 	// as listed. Listings, snapshots and the integrity digest read it; it
@@ -44,7 +49,15 @@ type Member interface {
 	familyID() catalog.Family
 	unbound() Member
 	gate(*settings.Settings) bool
+	gateDoc() (doc string, gated bool)
 	components(*settings.Settings) (Components, error)
+}
+
+// GateOf returns the family a member declares, its gate's stated condition
+// and whether it has a gate at all, for listings and documentation.
+func GateOf(m Member) (id catalog.Family, doc string, gated bool) {
+	doc, gated = m.gateDoc()
+	return m.familyID(), doc, gated
 }
 
 // Declared returns members as declared only, whatever ports they were
@@ -76,6 +89,8 @@ func (d declared[P]) unbound() Member                { return d }
 func (b bound[P]) gate(s *settings.Settings) bool    { return b.f.Gate == nil || b.f.Gate(s) }
 func (d declared[P]) familyID() catalog.Family       { return d.f.ID }
 func (d declared[P]) gate(s *settings.Settings) bool { return d.f.Gate == nil || d.f.Gate(s) }
+func (b bound[P]) gateDoc() (string, bool)           { return b.f.GateDoc, b.f.Gate != nil }
+func (d declared[P]) gateDoc() (string, bool)        { return d.f.GateDoc, d.f.Gate != nil }
 
 func (d declared[P]) components(s *settings.Settings) (Components, error) {
 	if d.f.Declare == nil {

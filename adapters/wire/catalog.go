@@ -8,6 +8,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/telemetry"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
+	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -24,10 +25,12 @@ type Listing struct {
 
 // ListedTool is one tool as a client sees it, plus its scope and ceiling.
 type ListedTool struct {
-	Name         string         `json:"name"`
-	Family       string         `json:"family"`
-	Scope        string         `json:"scope"`
-	PerMinute    int            `json:"per_minute"`
+	Name      string `json:"name"`
+	Family    string `json:"family"`
+	Scope     string `json:"scope"`
+	PerMinute int    `json:"per_minute"`
+	// PerMinuteVar is the variable that overrides PerMinute.
+	PerMinuteVar string         `json:"per_minute_var"`
 	Hints        []string       `json:"hints"`
 	Description  string         `json:"description"`
 	InputSchema  map[string]any `json:"inputSchema"`
@@ -44,14 +47,58 @@ type ListedResource struct {
 	Description string `json:"description"`
 	MimeType    string `json:"mimeType,omitempty"`
 	Scope       string `json:"scope"`
+	// Completion says the template's variables answer completion/complete.
+	Completion bool `json:"completion,omitempty"`
 }
 
 // ListedPrompt is a prompt and its arguments.
 type ListedPrompt struct {
-	Name        string   `json:"name"`
-	Description string   `json:"description"`
-	Scope       string   `json:"scope"`
-	Arguments   []string `json:"arguments"`
+	Name        string           `json:"name"`
+	Description string           `json:"description"`
+	Scope       string           `json:"scope"`
+	Arguments   []ListedArgument `json:"arguments"`
+	// Completion says the arguments answer completion/complete.
+	Completion bool `json:"completion,omitempty"`
+}
+
+// ListedArgument is one prompt argument as a client sees it.
+type ListedArgument struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Required    bool   `json:"required"`
+}
+
+// FamilyGate is a family as composed here, and the gate that must also be
+// open for it to be served.
+type FamilyGate struct {
+	Family catalog.Family
+	// Gated says the family has a gate; Condition states it (GateDoc).
+	Gated     bool
+	Condition string
+}
+
+// EveryFamilyEnv is an environment that serves every family: the full
+// profile with every gate open. The reference documentation and the surface
+// snapshots list the catalog under it; a conformance test proves it opens
+// every gate Gates reports.
+func EveryFamilyEnv() map[string]string {
+	return map[string]string{
+		"ARROWHEAD_PROFILE":          "full",
+		"ARROWHEAD_EXEC_ENABLED":     "true",
+		"ARROWHEAD_NOTIFY_ALLOWLIST": "https://hooks.example.com/notify",
+	}
+}
+
+// Gates lists every family the server composes, in composition order, with
+// its gate. It opens nothing.
+func Gates() []FamilyGate {
+	members := families(settings.Defaults(), familyPorts{})
+	out := make([]FamilyGate, len(members))
+	for i, m := range members {
+		id, doc, gated := core.GateOf(m)
+		out[i] = FamilyGate{Family: id, Gated: gated, Condition: doc}
+	}
+	return out
 }
 
 // Catalog builds the catalog for s without opening any jail, database or
@@ -98,6 +145,7 @@ func ListingOf(app *core.App) Listing {
 			Family:       string(t.Spec.Family()),
 			Scope:        t.Spec.Scope(),
 			PerMinute:    t.PerMinute,
+			PerMinuteVar: t.Spec.Ceiling().Var,
 			Hints:        hints,
 			Description:  t.Spec.Description(),
 			InputSchema:  surface["inputSchema"].(map[string]any),
@@ -109,15 +157,16 @@ func ListingOf(app *core.App) Listing {
 	for _, r := range app.Resources() {
 		l.Resources = append(l.Resources, ListedResource{
 			Name: r.Name, URI: r.URI, URITemplate: r.Template,
-			Description: r.Description, MimeType: r.MimeType, Scope: r.Scope,
+			Description: r.Description, MimeType: r.MimeType, Scope: r.Scope, Completion: r.Complete != nil,
 		})
 	}
 	for _, p := range app.Prompts() {
-		args := make([]string, 0, len(p.Args))
+		args := make([]ListedArgument, 0, len(p.Args))
 		for _, a := range p.Args {
-			args = append(args, a.Name)
+			args = append(args, ListedArgument{Name: a.Name, Description: a.Description, Required: a.Required})
 		}
-		l.Prompts = append(l.Prompts, ListedPrompt{Name: p.Name, Description: p.Description, Scope: p.Scope, Arguments: args})
+		l.Prompts = append(l.Prompts, ListedPrompt{Name: p.Name, Description: p.Description, Scope: p.Scope, Arguments: args,
+			Completion: p.Complete != nil})
 	}
 	if l.Tools == nil {
 		l.Tools = []ListedTool{}

@@ -51,8 +51,7 @@ func indented(t *testing.T, v any) []byte {
 // gate open, so each tool has one: its path under surfaceDir and content.
 func surface(t *testing.T) map[string][]byte {
 	t.Helper()
-	env := map[string]string{"ARROWHEAD_PROFILE": "full", "ARROWHEAD_EXEC_ENABLED": "true",
-		"ARROWHEAD_NOTIFY_ALLOWLIST": "https://hooks.example.com/notify"}
+	env := wire.EveryFamilyEnv()
 	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
@@ -129,9 +128,9 @@ func TestSurfaceSnapshots(t *testing.T) {
 	}
 }
 
-// lineDiff renders the lines only in old (-, the snapshot) or only in new
-// (+, the catalog now), with the unchanged lines around each change, from a
-// longest common subsequence.
+// lineDiff renders the lines only in old (-, the committed file) or only in
+// new (+, what the code generates now), with the unchanged lines around each
+// change, from a longest common subsequence.
 func lineDiff(old, new string) string {
 	a, b := strings.Split(old, "\n"), strings.Split(new, "\n")
 	lcs := make([][]int, len(a)+1)
@@ -168,7 +167,7 @@ func lineDiff(old, new string) string {
 	}
 	const context = 2
 	var out strings.Builder
-	out.WriteString("--- snapshot\n+++ catalog\n")
+	out.WriteString("--- committed\n+++ generated\n")
 	last := -1
 	for k, l := range lines {
 		near := false

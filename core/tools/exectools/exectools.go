@@ -38,8 +38,9 @@ type Ports struct {
 
 // Family is the exec family.
 var Family = core.Family[Ports]{
-	ID:   catalog.FamilyExec,
-	Gate: func(s *settings.Settings) bool { return s.ExecEnabled },
+	ID:      catalog.FamilyExec,
+	Gate:    func(s *settings.Settings) bool { return s.ExecEnabled },
+	GateDoc: "`ARROWHEAD_EXEC_ENABLED` is true",
 	Declare: func(s *settings.Settings) core.Components {
 		return core.Components{Tools: []catalog.ToolSpec{runSnippet(s).Spec(), runTests(s).Spec()}}
 	},

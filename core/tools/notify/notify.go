@@ -39,8 +39,9 @@ type Ports struct {
 // at least one destination, so the default catalog never lists a tool that
 // cannot succeed.
 var Family = core.Family[Ports]{
-	ID:   catalog.FamilyNotify,
-	Gate: func(s *settings.Settings) bool { return len(s.NotifyAllowlist) > 0 },
+	ID:      catalog.FamilyNotify,
+	Gate:    func(s *settings.Settings) bool { return len(s.NotifyAllowlist) > 0 },
+	GateDoc: "`ARROWHEAD_NOTIFY_ALLOWLIST` is not empty",
 	Declare: func(s *settings.Settings) core.Components {
 		return core.Components{Tools: []catalog.ToolSpec{notifyWebhook(s).Spec()}}
 	},
