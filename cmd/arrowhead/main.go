@@ -8,6 +8,7 @@
 //	arrowhead hook attachments     the client-side attachment hook (stdin to stdout)
 //	arrowhead hook print-config --client X
 //	arrowhead migrate [--dry-run]  apply the embedded schema
+//	arrowhead docs                 regenerate docs/reference/ and .env.example
 //	arrowhead version              the build version
 package main
 
@@ -59,6 +60,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return hookCmd(args, stdin, stdout, stderr)
 	case "migrate":
 		return migrateCmd(args, stdout, stderr)
+	case "docs":
+		return docsCmd(args, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "arrowhead %s\n", wire.Version)
 		return exitOK
@@ -80,6 +83,7 @@ const usage = `arrowhead: a hardened MCP server
   arrowhead hook print-config --client cursor|claude-code|codex|vscode
                                  print a client's hook registration block
   arrowhead migrate [--dry-run]  apply the schema (chunk tables, memory tables) idempotently
+  arrowhead docs                 regenerate docs/reference/ and .env.example (from the checkout's root)
   arrowhead version              print the version
 `
 

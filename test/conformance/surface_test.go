@@ -47,11 +47,10 @@ func indented(t *testing.T, v any) []byte {
 	return b.Bytes()
 }
 
-// surface is every snapshot file under the full profile with every family
-// gate open, so each tool has one: its path under surfaceDir and content.
-func surface(t *testing.T) map[string][]byte {
+// catalogUnder is the catalog under the variables env sets, every other at
+// its default.
+func catalogUnder(t *testing.T, env map[string]string) wire.Listing {
 	t.Helper()
-	env := wire.EveryFamilyEnv()
 	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +59,14 @@ func surface(t *testing.T) map[string][]byte {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return l
+}
+
+// surface is every snapshot file under the full profile with every family
+// gate open, so each tool has one: its path under surfaceDir and content.
+func surface(t *testing.T) map[string][]byte {
+	t.Helper()
+	l := catalogUnder(t, wire.EveryFamilyEnv())
 	files := map[string][]byte{"integrity.json": indented(t, map[string]any{"algorithm": "sha256", "digest": l.Integrity})}
 	for _, tool := range l.Tools {
 		files[filepath.Join("tools", tool.Name+".json")] = indented(t, tool)

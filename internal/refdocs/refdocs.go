@@ -1,0 +1,59 @@
+// Package refdocs generates the reference documentation from the code: the
+// tool reference from the declared catalog (the listing `arrowhead
+// list-tools --json` prints), the configuration reference and the annotated
+// .env.example from the settings table. Nothing in the three files is
+// written by hand; `arrowhead docs` writes them and a conformance test fails
+// when the committed files differ from what this package generates.
+//
+// The output is deterministic: it depends on the code only, never on the
+// environment, a .env file, the clock or the machine.
+package refdocs
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/arrowhead-go/arrowhead/adapters/wire"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+)
+
+// Command regenerates the files, run from the repository root.
+const Command = "go run ./cmd/arrowhead docs"
+
+// The generated files, relative to the repository root.
+const (
+	ToolsPath         = "docs/reference/tools.md"
+	ConfigurationPath = "docs/reference/configuration.md"
+	EnvExamplePath    = ".env.example"
+)
+
+// File is one generated file.
+type File struct {
+	Path string
+	Body []byte
+}
+
+// Files generates every reference file, in a fixed order.
+func Files(ctx context.Context) ([]File, error) {
+	s, err := settings.Load(func(name string) (string, bool) {
+		v, ok := wire.EveryFamilyEnv()[name]
+		return v, ok
+	})
+	if err != nil {
+		return nil, fmt.Errorf("the configuration that serves every family: %w", err)
+	}
+	listing, err := wire.Catalog(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	tools, err := renderTools(listing, wire.Gates())
+	if err != nil {
+		return nil, err
+	}
+	docs := settings.Docs()
+	return []File{
+		{Path: ToolsPath, Body: tools},
+		{Path: ConfigurationPath, Body: renderConfiguration(docs)},
+		{Path: EnvExamplePath, Body: renderEnvExample(docs)},
+	}, nil
+}
