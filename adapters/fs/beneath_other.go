@@ -3,6 +3,7 @@
 package fs
 
 import (
+	"context"
 	"os"
 
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -14,4 +15,8 @@ func openBeneath(*os.Root, string) *beneathRoot { return nil }
 
 func (t *tree) readBeneath(string, int64, []byte) ([]byte, ports.FileInfo, bool, error) {
 	return nil, ports.FileInfo{}, false, nil
+}
+
+func (t *tree) listBeneath(context.Context, string, int) ([]ports.FileInfo, bool, bool, error) {
+	return nil, false, false, nil
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
+	"syscall"
 	"testing"
 
 	afs "github.com/arrowhead-go/arrowhead/adapters/fs"
@@ -113,4 +115,82 @@ func TestRepoDefaultsServeSeedExtensions(t *testing.T) {
 	if err != nil || len(files) != 3 {
 		t.Errorf("List = %+v %v, want a.rs b.kt c.tsx", files, err)
 	}
+}
+
+// TestListingsAgree lists the same trees through the openat2 walk and
+// the portable one: the same files, sizes and times, in the same order,
+// for every prefix and limit tried, on a tree built to trip a walk
+// (symlinked file and directory, a FIFO, excluded directories, a name
+// sorting between a directory and its files, a path at the depth bound)
+// and on the Go distribution's src/.
+func TestListingsAgree(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the openat2 walk is Linux-only")
+	}
+	dir := t.TempDir()
+	deep := filepath.Join(append([]string{dir, "deep"}, make64("d")...)...)
+	for _, p := range []string{"a/x.go", "a-b.go", "a.go", "b/c/d.py", "node_modules/m.js", "src/.git/config.go", "src/keep.md", "big/z.txt",
+		filepath.Join(deep[len(dir)+1:], "f.go"), filepath.Join(filepath.Dir(deep)[len(dir)+1:], "g.go"), "skip.bin"} {
+		full := filepath.Join(dir, p)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(full, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "o.go"), []byte("o\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range map[string]string{"link.go": filepath.Join(outside, "o.go"), "linkdir": outside, "a/back": dir} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "b", "pipe.go"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trees := map[string]string{"fixture": dir}
+	if src := filepath.Join(runtime.GOROOT(), "src"); testing.Short() {
+		t.Log("-short: the Go source tree is not listed")
+	} else if _, err := os.Stat(src); err == nil {
+		trees["goroot"] = src
+	}
+	for name, root := range trees {
+		fast, portable := openRepo(t, root), openRepo(t, root)
+		afs.WithoutBeneath(portable)
+		for _, prefix := range []string{"", "a", "a/", "b/c", "deep", "linkdir", "a/back", "a.go", "missing", "node_modules", "net/http", "go"} {
+			for _, limit := range []int{1, 3, 1000000} {
+				want, wantTrunc, wantErr := portable.List(t.Context(), prefix, limit)
+				got, gotTrunc, gotErr := fast.List(t.Context(), prefix, limit)
+				if !errors.Is(gotErr, wantErr) || gotTrunc != wantTrunc || len(got) != len(want) {
+					t.Fatalf("%s %q limit %d: %d files, %v, %v; portable %d, %v, %v", name, prefix, limit, len(got), gotTrunc, gotErr, len(want), wantTrunc, wantErr)
+				}
+				if name == "fixture" && prefix == "" && limit > 3 {
+					var paths []string
+					for _, f := range got {
+						paths = append(paths, f.Path)
+					}
+					gPath := filepath.ToSlash(filepath.Join(filepath.Dir(deep)[len(dir)+1:], "g.go"))
+					if strings.Join(paths, ",") != "a-b.go,a.go,a/x.go,b/c/d.py,big/z.txt,"+gPath+",src/keep.md" {
+						t.Fatalf("the fixture lists %v", paths)
+					}
+				}
+				for i := range want {
+					if got[i].Path != want[i].Path || got[i].Size != want[i].Size || !got[i].ModTime.Equal(want[i].ModTime) {
+						t.Fatalf("%s %q: file %d is %+v, portable %+v", name, prefix, i, got[i], want[i])
+					}
+				}
+			}
+		}
+	}
+}
+
+func make64(name string) []string {
+	parts := make([]string, afs.MaxDepth-1)
+	for i := range parts {
+		parts[i] = name
+	}
+	return parts
 }

@@ -102,8 +102,17 @@ func (t *tree) fileInfo(e os.DirEntry) (os.FileInfo, bool) {
 // symlink: each subdirectory is opened through its verified parent and
 // checked to be the directory the listing named.
 func (t *tree) walk(ctx context.Context, start *os.Root, base string, visit visitFunc) error {
-	_, err := t.walkDir(ctx, start, base, 0, visit)
+	_, err := t.walkDir(ctx, start, base, componentCount(base), visit)
 	return err
+}
+
+// componentCount is how many components the relative path rel has ("" has
+// none): a walk from it descends only while a path stays within MaxDepth.
+func componentCount(rel string) int {
+	if rel == "" {
+		return 0
+	}
+	return strings.Count(rel, "/") + 1
 }
 
 func (t *tree) walkDir(ctx context.Context, dir *os.Root, base string, depth int, visit visitFunc) (bool, error) {
@@ -200,14 +209,16 @@ func (t *tree) servedPath(rel string) (clean string, ok bool, err error) {
 		}
 		return "", false, nil
 	}
-	parts := strings.Split(clean, "/")
-	if len(parts) > MaxDepth {
-		return "", false, nil
+	// One pass over the components, without splitting: this runs for
+	// every file a search reads.
+	depth, last := 0, ""
+	for rest := clean; rest != ""; depth++ {
+		last, rest, _ = strings.Cut(rest, "/")
+		if depth == MaxDepth || t.hidden(last) {
+			return "", false, nil
+		}
 	}
-	if slices.ContainsFunc(parts, t.hidden) {
-		return "", false, nil
-	}
-	return clean, t.isServedName(parts[len(parts)-1]), nil
+	return clean, t.isServedName(last), nil
 }
 
 // isServedName reports whether a base name is served: not hidden, and
@@ -524,6 +535,13 @@ func (t *tree) list(ctx context.Context, prefix string, limit int) ([]ports.File
 		if len(parts) > MaxDepth || slices.ContainsFunc(parts, t.hidden) {
 			return nil, false, nil
 		}
+	}
+	if t.beneath != nil {
+		if files, truncated, ok, err := t.listBeneath(ctx, trimmed, limit); ok {
+			return files, truncated, err
+		}
+	}
+	if trimmed != "" {
 		dir, base, err := t.openParent(trimmed, false)
 		if err != nil {
 			if errors.Is(err, ports.ErrOutsideJail) {
