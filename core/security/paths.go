@@ -43,7 +43,9 @@ func CleanRelPath(p string) (string, error) {
 	if strings.HasPrefix(p, "/") || (len(p) >= 2 && p[1] == ':') {
 		return "", ErrPathAbsolute
 	}
-	for _, part := range strings.Split(p, "/") {
+	for rest := p; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, "/")
 		if part == ".." {
 			return "", ErrPathParent
 		}
