@@ -68,6 +68,7 @@ func (o MatcherOptions) withDefaults() MatcherOptions {
 // time. A Matcher is immutable and safe for concurrent use.
 type Matcher struct {
 	lit  []byte         // a case-sensitive literal
+	rare int            // the offset in lit of its rarest byte (see rareByteAt)
 	fold *foldLiteral   // a case-insensitive literal
 	re   *regexp.Regexp // a pattern
 }
@@ -91,7 +92,7 @@ func NewMatcher(query string, regex bool, opts MatcherOptions) (*Matcher, error)
 	}
 	if !regex {
 		if !opts.CaseInsensitive {
-			return &Matcher{lit: []byte(query)}, nil
+			return &Matcher{lit: []byte(query), rare: rareByteAt(query)}, nil
 		}
 		return &Matcher{fold: newFoldLiteral(query)}, nil
 	}
@@ -153,11 +154,69 @@ func (m *Matcher) Index(b []byte) (start, end int) {
 	case m.fold != nil:
 		return m.fold.index(b)
 	default:
-		if i := bytes.Index(b, m.lit); i >= 0 {
+		if i := m.indexLiteral(b); i >= 0 {
 			return i, i + len(m.lit)
 		}
 	}
 	return -1, -1
+}
+
+// commonBytes are the bytes of source code and prose from most to least
+// frequent, roughly: blanks, lowercase letters in English order, the
+// common punctuation, digits. A byte not listed (a capital, rarer
+// punctuation, a byte of a multi-byte character) is rarer than all of them.
+const commonBytes = " \n\tetaoinsrlcdhupmfgybw.,()_;=\"/*{}-:'0123456789vkxjqz>[]<&!+#|"
+
+// rareByteAt is the offset of the query's rarest byte by commonBytes, the
+// first of the rarest when several tie.
+func rareByteAt(q string) int {
+	rank := func(c byte) int {
+		if i := strings.IndexByte(commonBytes, c); i >= 0 {
+			return len(commonBytes) - i
+		}
+		return 0
+	}
+	at := 0
+	for i := 1; i < len(q); i++ {
+		if rank(q[i]) < rank(q[at]) {
+			at = i
+		}
+	}
+	return at
+}
+
+// indexLiteral is bytes.Index(b, m.lit), found faster in source text.
+// bytes.Index scans for the literal's first byte, and in code the first
+// byte of a query is often common ("s" of "sync.Mutex"), so most of its
+// stops are false; here the scan (bytes.IndexByte, vectorized) is for the
+// literal's rarest byte, and each stop is checked in place. Should stops
+// keep failing anyway (a query of common bytes over repetitive text), the
+// rest is handed to bytes.Index, so the time stays linear in len(b).
+func (m *Matcher) indexLiteral(b []byte) int {
+	n := len(m.lit)
+	if n < 2 {
+		return bytes.Index(b, m.lit)
+	}
+	rare, at := m.lit[m.rare], m.rare
+	fails := 0
+	for i := 0; i+n <= len(b); {
+		j := bytes.IndexByte(b[i+at:len(b)-n+at+1], rare)
+		if j < 0 {
+			return -1
+		}
+		start := i + j
+		if bytes.Equal(b[start:start+n], m.lit) {
+			return start
+		}
+		i = start + 1
+		if fails++; fails > 4+i/16 {
+			if k := bytes.Index(b[i:], m.lit); k >= 0 {
+				return i + k
+			}
+			return -1
+		}
+	}
+	return -1
 }
 
 // foldLiteral matches a literal under Unicode simple case folding, the

@@ -1,9 +1,12 @@
 package search
 
 import (
+	"bytes"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestNewMatcherRefusals(t *testing.T) {
@@ -99,6 +102,51 @@ func TestRegexIsLinear(t *testing.T) {
 		}
 		if start, _ := m.Index(line); start != -1 {
 			t.Errorf("%s matched at %d", p, start)
+		}
+	}
+}
+
+// TestLiteralIndexAgreesWithBytesIndex checks the rare-byte literal search
+// against bytes.Index on random text over a small alphabet (many false
+// stops, so the hand-over to bytes.Index runs too) and on real prose.
+func TestLiteralIndexAgreesWithBytesIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	const alphabet = "aab sM.\t\xc3\xa9"
+	randText := func(n int) []byte {
+		b := make([]byte, n)
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		return b
+	}
+	for range 20000 {
+		hay := randText(rng.IntN(300))
+		var needle []byte
+		if len(hay) > 0 && rng.IntN(2) == 0 {
+			i := rng.IntN(len(hay))
+			needle = hay[i:min(len(hay), i+1+rng.IntN(8))]
+		} else {
+			needle = randText(1 + rng.IntN(6))
+		}
+		if bytes.ContainsAny(needle, "\r\n") || !utf8.Valid(needle) {
+			continue
+		}
+		m, err := NewMatcher(string(needle), false, MatcherOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := bytes.Index(hay, needle)
+		if got, end := m.Index(hay); got != want || (got >= 0 && end != got+len(needle)) {
+			t.Fatalf("Index(%q, %q) = %d, %d; bytes.Index says %d", hay, needle, got, end, want)
+		}
+	}
+	prose := bytes.Repeat([]byte("the quick brown fox jumps over the lazy dog; sync.Mutex guards it.\n"), 200)
+	for _, q := range []string{"sync.Mutex", "the lazy", "dog; s", "zzz", "x", "guards it.\nthe"[:9], "fox jumps over the lazy dog; sync.Mutex guards it."} {
+		m, _ := NewMatcher(q, false, MatcherOptions{})
+		for _, off := range []int{0, 1, 70, len(prose) - 20} {
+			if got, _ := m.Index(prose[off:]); got != bytes.Index(prose[off:], []byte(q)) {
+				t.Fatalf("%q at %d: %d", q, off, got)
+			}
 		}
 	}
 }
