@@ -1,8 +1,7 @@
 // Package bolt is the project's one embedded transactional store: a single
 // bbolt file (go.etcd.io/bbolt) under ARROWHEAD_DATA_DIR that holds every
 // piece of in-process durable state: the embedded vector index, the
-// working sets and the agent memory today, and tasks and timers as they
-// arrive. One file
+// working sets, the agent memory, and tasks and their timers. One file
 // means one lock, one fsync discipline and one corruption check for all of
 // them.
 //

@@ -1,7 +1,8 @@
 // Package contexttools is the context family: working sets, named lists of
 // pinned documents and repository files that belong to the caller's
-// verified identity (workingset_get, workingset_update), kept in the
-// embedded store so they survive a restart, and pack_context, which
+// verified identity (workingset_get, workingset_update), kept durably (in
+// the embedded store, or in PostgreSQL with ARROWHEAD_STATE_DSN) so they
+// survive a restart, and pack_context, which
 // assembles a token-budgeted, secret-redacted, framed bundle from a
 // working set's pins, from literal retrieval over the corpus and the
 // repository and, when an embedder and a vector index are configured,
@@ -23,7 +24,8 @@ import (
 
 // Ports are what the context family uses.
 type Ports struct {
-	// Sets stores the working sets (the embedded store in a server).
+	// Sets stores the working sets: the embedded store in a server, or
+	// PostgreSQL with ARROWHEAD_STATE_DSN.
 	Sets ports.WorkingSets
 	// Corpus is the jailed document corpus doc pins refer to.
 	Corpus ports.DocumentStore
