@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arrowhead-go/arrowhead/adapters/config"
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
@@ -152,4 +153,40 @@ func servedFamilies(t *testing.T, env map[string]string) map[catalog.Family]bool
 		out[catalog.Family(tool.Family)] = true
 	}
 	return out
+}
+
+// TestEnvExampleLoadsAsTheDefaults copies .env.example to a .env with every
+// assignment uncommented and loads it through the configuration adapter:
+// every value must parse, and the result must be the defaults, so the
+// example documents what the server uses when nothing is set.
+func TestEnvExampleLoadsAsTheDefaults(t *testing.T) {
+	example, err := os.ReadFile(filepath.Join(repoRoot, refdocs.EnvExamplePath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var env strings.Builder
+	assignments := 0
+	for _, line := range strings.Split(string(example), "\n") {
+		if a, ok := strings.CutPrefix(line, "# ARROWHEAD_"); ok && strings.Contains(a, "=") {
+			env.WriteString("ARROWHEAD_" + a + "\n")
+			assignments++
+		}
+	}
+	if want := len(settings.Names()); assignments != want {
+		t.Fatalf(".env.example assigns %d variables; the table has %d", assignments, want)
+	}
+	path := filepath.Join(t.TempDir(), ".env")
+	if err := os.WriteFile(path, []byte(env.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := config.Load(config.Options{EnvFile: path, LookupEnv: func(string) (string, bool) { return "", false }})
+	if err != nil {
+		t.Fatalf("the uncommented .env.example does not load: %v", err)
+	}
+	got, want := s.Effective(), settings.Defaults().Effective()
+	for i := range want {
+		if got[i] != want[i] {
+			t.Errorf("%s: .env.example gives %q, the default is %q", want[i].Name, got[i].Value, want[i].Value)
+		}
+	}
 }
