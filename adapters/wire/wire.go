@@ -42,6 +42,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/tools/memorytools"
 	"github.com/arrowhead-go/arrowhead/core/tools/notify"
 	"github.com/arrowhead-go/arrowhead/core/tools/repo"
+	"github.com/arrowhead-go/arrowhead/core/tools/tasktools"
 	"github.com/arrowhead-go/arrowhead/policies"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -231,6 +232,13 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
+	// One secret scanner per process: its placeholder tags are keyed, so
+	// doc_scan and a background scan tag the same secret alike.
+	scanner := security.NewRandomScanner()
+	tasks, err := rt.openTasks(ctx, s, docs.NewScanner(s, corpus, authorizer, scanner), clock)
+	if err != nil {
+		return nil, err
+	}
 	rt.App, err = core.New(core.Deps{
 		Settings:   s,
 		Authorizer: authorizer,
@@ -241,7 +249,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		Clock:      clock,
 		Families: families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn,
 			runner: runner, execRepo: execRepo, notify: notifyPorts, repo: repoStore, tagger: tagger, completer: completer, context: ctxPorts,
-			memory: memory, clock: clock}),
+			memory: memory, tasks: tasks, scanner: scanner, clock: clock}),
 	})
 	if err != nil {
 		return nil, err
@@ -269,13 +277,16 @@ type familyPorts struct {
 	context   contextPorts
 	// memory is nil unless the profile serves the memory family.
 	memory ports.MemoryBackend
-	clock  ports.Clock
+	// tasks is nil unless the profile serves the tasks family.
+	tasks   ports.TaskRegistry
+	scanner *security.Scanner
+	clock   ports.Clock
 }
 
 // families is every family with the ports it uses: one line per family.
 // The catalog listing calls it with no adapter open and serves none of it.
 func families(s *settings.Settings, p familyPorts) []core.Member {
-	scanner := security.NewRandomScanner()
+	scanner := p.scanner
 	return []core.Member{
 		coretools.Family.With(coretools.Ports{Egress: p.egress, Sandbox: p.sandbox}),
 		docs.Family.With(docs.Ports{Store: p.corpus, Egress: p.egress, Authorizer: p.authorizer, Scanner: scanner}),
@@ -288,6 +299,7 @@ func families(s *settings.Settings, p familyPorts) []core.Member {
 		contexttools.Family.With(contexttools.Ports{Sets: p.context.sets, Corpus: p.corpus, Repo: p.repo, Authorizer: p.authorizer,
 			Scanner: scanner, Tokenizer: p.context.tokenizer, Embedder: p.embedder, Vectors: p.vectors}),
 		memorytools.Family.With(memorytools.Ports{Memory: p.memory, Authorizer: p.authorizer, Clock: p.clock}),
+		tasktools.Family.With(tasktools.Ports{Tasks: p.tasks, Clock: p.clock}),
 	}
 }
 

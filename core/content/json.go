@@ -141,6 +141,21 @@ func SanitizeJSON(b []byte, lim JSONLimits) (string, error) {
 	return string(bytes.TrimSuffix(out.Bytes(), []byte("\n"))), nil
 }
 
+// SanitizedObject decodes stored JSON (a memory's metadata, a timer's
+// payload) for output, sanitized again on the way out: anything that does
+// not sanitize to an object reads as an empty object.
+func SanitizedObject(raw []byte) map[string]any {
+	out := map[string]any{}
+	if len(raw) == 0 {
+		return out
+	}
+	clean, err := SanitizeJSON(raw, JSONLimits{})
+	if err != nil || json.Unmarshal([]byte(clean), &out) != nil || out == nil {
+		return map[string]any{}
+	}
+	return out
+}
+
 // prescanJSON measures nesting depth with a byte scan that tracks strings
 // and escapes, and refuses the non-standard NaN and Infinity literals, so a
 // deep or non-finite document never reaches a parser. It does not validate

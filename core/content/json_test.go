@@ -230,3 +230,18 @@ func FuzzSanitizeJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestSanitizedObject(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{``, `{}`},
+		{`{"b":1,"a":"x\u202ey"}`, `{"a":"xy","b":1}`},
+		{`[1,2]`, `{}`},
+		{`null`, `{}`},
+		{`{"a":`, `{}`},
+	} {
+		got, _ := json.Marshal(SanitizedObject([]byte(c.in)))
+		if string(got) != c.want {
+			t.Errorf("SanitizedObject(%s) = %s, want %s", c.in, got, c.want)
+		}
+	}
+}

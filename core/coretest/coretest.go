@@ -3,6 +3,8 @@
 package coretest
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/arrowhead-go/arrowhead/core"
@@ -40,4 +42,19 @@ func Call(t testing.TB, app *core.App, p ports.Principal, tool string, args map[
 		t.Fatalf("%s: non-ToolError %v", tool, err)
 	}
 	return res, te
+}
+
+// WriteFiles writes files (slash-separated relative path to content) under
+// root, creating directories as needed.
+func WriteFiles(t testing.TB, root string, files map[string]string) {
+	t.Helper()
+	for rel, body := range files {
+		p := filepath.Join(root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
@@ -120,25 +121,46 @@ func TestOutputsMatchTheirSchemas(t *testing.T) {
 		{"kv_get", map[string]any{"key": "draft"}},
 		{"kv_delete", map[string]any{"key": "draft"}},
 		{"memory_delete", nil}, // the id memory_store returned
+		{"scan_corpus_async", map[string]any{"path_prefix": "notes/"}},
+		{"task_schedule", map[string]any{"delay_seconds": 0, "payload": map[string]any{"note": "check build"}, "repeat_seconds": 3600}},
+		{"task_list", map[string]any{}},
+		{"task_get", nil},    // the scan's id, once it has finished
+		{"task_update", nil}, // the timer: cancelled, or finished already
 	}
 	seen := map[string]bool{}
-	var memoryID any
+	var memoryID, scanID, timerID any
 	for _, call := range calls {
 		var req mcp.CallToolRequest
 		req.Params.Name = call.tool
 		req.Params.Arguments = call.args
-		if call.tool == "memory_delete" {
+		switch call.tool {
+		case "memory_delete":
 			req.Params.Arguments = map[string]any{"namespace": "prefs", "id": memoryID}
+		case "task_get":
+			req.Params.Arguments = map[string]any{"task_id": scanID}
+		case "task_update":
+			req.Params.Arguments = map[string]any{"task_id": timerID, "action": "cancel"}
 		}
 		res, err := c.CallTool(t.Context(), req)
+		for call.tool == "task_get" && err == nil && !res.IsError && res.StructuredContent.(map[string]any)["status"] == "working" {
+			time.Sleep(10 * time.Millisecond) // until the background scan finishes, so its result is checked too
+			res, err = c.CallTool(t.Context(), req)
+		}
 		if err != nil {
 			t.Fatalf("%s: %v", call.tool, err)
 		}
 		if res.IsError || res.StructuredContent == nil {
 			t.Errorf("%s did not succeed with schema-valid output: %+v", call.tool, res.Content)
 		}
-		if out, ok := res.StructuredContent.(map[string]any); ok && call.tool == "memory_store" {
-			memoryID = out["id"]
+		if out, ok := res.StructuredContent.(map[string]any); ok {
+			switch call.tool {
+			case "memory_store":
+				memoryID = out["id"]
+			case "scan_corpus_async":
+				scanID = out["task_id"]
+			case "task_schedule":
+				timerID = out["task_id"]
+			}
 		}
 		seen[call.tool] = true
 	}

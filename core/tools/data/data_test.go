@@ -80,7 +80,7 @@ func newEnv(t *testing.T, pol string, files map[string]string) env {
 func newEnvWriting(t *testing.T, pol string, files map[string]string, wrap func(ports.VectorWriter) ports.VectorWriter) env {
 	t.Helper()
 	root := t.TempDir()
-	writeFiles(t, root, files)
+	coretest.WriteFiles(t, root, files)
 	vars := map[string]string{
 		"ARROWHEAD_PROFILE": "docs", "ARROWHEAD_RATE_LIMIT_ENABLED": "false",
 		"ARROWHEAD_PGVECTOR_COLLECTIONS": "doc_chunks", "ARROWHEAD_EMBEDDING_DIMENSIONS": "64",
@@ -117,19 +117,6 @@ func newEnvWriting(t *testing.T, pol string, files map[string]string, wrap func(
 		t.Fatal(err)
 	}
 	return e
-}
-
-func writeFiles(t *testing.T, root string, files map[string]string) {
-	t.Helper()
-	for rel, body := range files {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 func TestSQLQueryGuards(t *testing.T) {
@@ -212,7 +199,7 @@ func TestIndexingIsDiffAwareAndTenantScoped(t *testing.T) {
 		t.Fatalf("second run re-embedded: %v", second)
 	}
 	// Edit one document's tail: only its changed chunks are re-embedded.
-	writeFiles(t, e.root, map[string]string{"handbook/shipping.md": "# Shipping\n\nParcels leave the warehouse twice a day."})
+	coretest.WriteFiles(t, e.root, map[string]string{"handbook/shipping.md": "# Shipping\n\nParcels leave the warehouse twice a day."})
 	third := index(alice)
 	if third["chunks_embedded"] != 1 {
 		t.Fatalf("edit re-embedded %v chunks", third["chunks_embedded"])

@@ -142,7 +142,7 @@ func TestDocIndexBatchesDocumentsIntoFewUpserts(t *testing.T) {
 	// Shrink one document, edit another, delete a third: the batched run
 	// re-embeds, trims and removes exactly what per-document writes do.
 	for _, e := range envs {
-		writeFiles(t, e.root, map[string]string{
+		coretest.WriteFiles(t, e.root, map[string]string{
 			"handbook/doc003.md": "# Document 3\n\nNow short.",
 			"handbook/doc005.md": files["handbook/doc005.md"] + "One more line at the end.\n",
 		})

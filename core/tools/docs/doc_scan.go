@@ -16,7 +16,8 @@ type docScanInput struct {
 	PathPrefix string `json:"path_prefix,omitempty" description:"Only documents under this prefix." maxLength:"$path"`
 }
 
-type scanFinding struct {
+// ScanFinding is one redacted finding of a scan.
+type ScanFinding struct {
 	Type        string `json:"type" description:"Secret or PII type."`
 	Path        string `json:"path" description:"Document path."`
 	Line        int    `json:"line" description:"1-based line." minimum:"1" maximum:"2147483648"`
@@ -24,16 +25,18 @@ type scanFinding struct {
 	Placeholder string `json:"placeholder" description:"[REDACTED:TYPE:tag]; the tag is a keyed hash, never the value."`
 }
 
-type docScanOutput struct {
-	Findings     []scanFinding `json:"findings" description:"Redacted findings."`
+// ScanOutput is a scan's result: doc_scan's output, and the result of a
+// completed scan_corpus_async task.
+type ScanOutput struct {
+	Findings     []ScanFinding `json:"findings" description:"Redacted findings."`
 	FilesScanned int           `json:"files_scanned" description:"Documents scanned." minimum:"0" maximum:"2147483648"`
 	FilesSkipped int           `json:"files_skipped" description:"Documents not scanned (not authorized, too large or unreadable)." minimum:"0" maximum:"2147483648"`
 	Truncated    []string      `json:"truncated" description:"Bounds that cut the scan short."`
 }
 
 // docScan defines doc_scan.
-func docScan(*settings.Settings) catalog.Tool[docScanInput, docScanOutput] {
-	return catalog.Define[docScanInput, docScanOutput](catalog.ToolDef{
+func docScan(*settings.Settings) catalog.Tool[docScanInput, ScanOutput] {
+	return catalog.Define[docScanInput, ScanOutput](catalog.ToolDef{
 		Name:        "doc_scan",
 		Family:      catalog.FamilyDocs,
 		Scope:       "docs:scan",
@@ -50,14 +53,31 @@ type scanner struct {
 	secrets *security.Scanner
 }
 
-func (sc scanner) scanTool(ctx context.Context, call catalog.Call, in docScanInput) (*catalog.Reply[docScanOutput], error) {
-	prefix, err := docPrefix(in.PathPrefix)
+// Scanner is doc_scan's work for other families: scan_corpus_async runs it
+// in the background, under the principal authorized when the task started.
+type Scanner struct{ sc scanner }
+
+// NewScanner scans store's documents, each authorized by authorizer, with
+// the ARROWHEAD_SCAN_* bounds of s.
+func NewScanner(s *settings.Settings, store ports.DocumentStore, authorizer ports.Authorizer, secrets *security.Scanner) Scanner {
+	return Scanner{scanner{corpus: &corpus{settings: s, store: store, authorizer: authorizer}, secrets: secrets}}
+}
+
+// Scan scans the documents under prefix (already cleaned by CleanPrefix)
+// that p may scan. between runs before each document; an error from it
+// stops the scan and is returned (a cancelled task's ports.ErrTaskCancelled).
+func (s Scanner) Scan(ctx context.Context, p ports.Principal, prefix string, between func(context.Context) error) (ScanReport, error) {
+	return s.sc.scan(ctx, p, prefix, between)
+}
+
+func (sc scanner) scanTool(ctx context.Context, call catalog.Call, in docScanInput) (*catalog.Reply[ScanOutput], error) {
+	prefix, err := CleanPrefix(in.PathPrefix)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, settings.Seconds(sc.settings.ScanTimeoutSeconds))
 	defer cancel()
-	rep, err := sc.scan(ctx, call.Principal, prefix)
+	rep, err := sc.scan(ctx, call.Principal, prefix, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -73,24 +93,31 @@ type ScanReport struct {
 	Truncated    []string
 }
 
-func (r ScanReport) reply() *catalog.Reply[docScanOutput] {
-	out := docScanOutput{
-		Findings:     make([]scanFinding, 0, len(r.Findings)),
+func (r ScanReport) reply() *catalog.Reply[ScanOutput] {
+	return catalog.Answer(r.Output(), summarizeFindings(r))
+}
+
+// Output is the report as doc_scan returns it: paths sanitized, values
+// never included.
+func (r ScanReport) Output() ScanOutput {
+	out := ScanOutput{
+		Findings:     make([]ScanFinding, 0, len(r.Findings)),
 		FilesScanned: r.FilesScanned,
 		FilesSkipped: r.FilesSkipped,
 		Truncated:    r.Truncated,
 	}
 	for _, f := range r.Findings {
-		out.Findings = append(out.Findings, scanFinding{
+		out.Findings = append(out.Findings, ScanFinding{
 			Type: string(f.Type), Path: content.SanitizeString(f.Path), Line: f.Line, Column: f.Column, Placeholder: f.Placeholder,
 		})
 	}
-	return catalog.Answer(out, summarizeFindings(r))
+	return out
 }
 
 // scan walks the authorized documents under prefix, finding secrets in the
-// sanitized text of each (never returning a raw value).
-func (sc scanner) scan(ctx context.Context, p ports.Principal, prefix string) (ScanReport, error) {
+// sanitized text of each (never returning a raw value). between, when set,
+// runs before each document and stops the scan with its error.
+func (sc scanner) scan(ctx context.Context, p ports.Principal, prefix string, between func(context.Context) error) (ScanReport, error) {
 	s, st := sc.settings, sc.store
 	var rep ScanReport
 	listed, truncated, err := st.List(ctx, prefix, s.ScanMaxFiles)
@@ -103,6 +130,11 @@ func (sc scanner) scan(ctx context.Context, p ports.Principal, prefix string) (S
 	remaining := s.ScanMaxFindings
 	allow := sc.allowFunc(p, ports.ActionScan)
 	for _, f := range listed {
+		if between != nil {
+			if err := between(ctx); err != nil {
+				return rep, err
+			}
+		}
 		if ctx.Err() != nil {
 			rep.Truncated = append(rep.Truncated, "timeout")
 			break

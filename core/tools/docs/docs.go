@@ -177,8 +177,9 @@ func docPath(p string) (string, error) {
 	return rel, nil
 }
 
-// docPrefix validates a caller's path prefix ("" is the whole corpus).
-func docPrefix(p string) (string, error) {
+// CleanPrefix validates a caller's path prefix ("" is the whole corpus):
+// every tool that takes a corpus path_prefix refuses the same ones.
+func CleanPrefix(p string) (string, error) {
 	rel, err := security.CleanRelPrefix(p)
 	if err != nil {
 		return "", catalog.Invalid("The path prefix is refused: %s.", err.Error())

@@ -20,7 +20,7 @@ func prompts(c *corpus) []catalog.PromptSpec {
 			Scope:       "docs:scan",
 			Args:        []catalog.PromptArg{{Name: "path_prefix", Description: "Only documents under this prefix.", MaxLength: security.MaxPathBytes}},
 			Handler: func(_ context.Context, call catalog.PromptCall) (catalog.PromptResult, error) {
-				prefix, err := docPrefix(call.Args["path_prefix"])
+				prefix, err := CleanPrefix(call.Args["path_prefix"])
 				if err != nil {
 					return catalog.PromptResult{}, err
 				}

@@ -15,7 +15,6 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -144,17 +143,7 @@ func contentHash(s string) string {
 
 // metadataOut decodes stored metadata (sanitized canonical JSON when it
 // was written) and sanitizes it again on the way out.
-func metadataOut(raw []byte) map[string]any {
-	out := map[string]any{}
-	if len(raw) == 0 {
-		return out
-	}
-	clean, err := content.SanitizeJSON(raw, content.JSONLimits{})
-	if err != nil || json.Unmarshal([]byte(clean), &out) != nil {
-		return map[string]any{}
-	}
-	return out
-}
+func metadataOut(raw []byte) map[string]any { return content.SanitizedObject(raw) }
 
 // frame sanitizes stored text and wraps it as untrusted data.
 func frame(kind, identifier, text string) content.Framed {

@@ -1,0 +1,137 @@
+// Package tasktools is the tasks family: handle-based background work and
+// timers, owner-scoped. scan_corpus_async starts doc_scan's work in the
+// background and returns a handle at once; task_get polls a handle,
+// task_update cancels it, task_list lists the caller's handles, and
+// task_schedule sets a timer that completes carrying its payload.
+//
+// Ownership is structural: every handle is recorded under the verified
+// caller identity and every lookup includes it, so another caller's handle
+// reads as not found. Handles are 128 random bits. The registry behind the
+// tools (ports.TaskRegistry) is durable: pending timers survive a restart
+// and fire late rather than never, and a task that was working when its
+// process died is reported failed, never left working.
+package tasktools
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/arrowhead-go/arrowhead/core"
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// Bounds of the registry that the seed does not make settings of.
+const (
+	// MaxRunningPerOwner bounds one caller's working tasks (timers
+	// apart): a background scan reads the corpus, so a few at a time.
+	MaxRunningPerOwner = 4
+	// MaxFinishedPerOwner bounds one caller's finished tasks kept for
+	// polling; finishing one more evicts the oldest.
+	MaxFinishedPerOwner = 50
+	// FinishedTTL is how long a finished task stays pollable.
+	FinishedTTL = 24 * time.Hour
+	// MaxResultBytes bounds a task's result as stored: a scan's findings
+	// are dropped from the end until it fits, and "result" is added to
+	// its truncated list.
+	MaxResultBytes = 256 << 10
+	// MaxListed bounds task_list: every handle an owner can hold.
+	MaxListed = MaxRunningPerOwner + MaxFinishedPerOwner
+	// ScanMaxDuration bounds a background scan, which may take longer
+	// than doc_scan's interactive ARROWHEAD_SCAN_TIMEOUT_SECONDS.
+	ScanMaxDuration = 15 * time.Minute
+)
+
+// Limits are the registry's bounds under s.
+func Limits(s *settings.Settings) ports.TaskLimits {
+	return ports.TaskLimits{
+		MaxRunningPerOwner:  MaxRunningPerOwner,
+		MaxTimersPerOwner:   s.TaskScheduleMaxPerOwner,
+		MaxFinishedPerOwner: MaxFinishedPerOwner,
+		FinishedTTL:         FinishedTTL,
+	}
+}
+
+// Ports are what the tasks family's tools use.
+type Ports struct {
+	// Tasks records and runs the tasks (the embedded store by default).
+	Tasks ports.TaskRegistry
+	// Clock decides timers' due times.
+	Clock ports.Clock
+}
+
+// Family is the tasks family.
+var Family = core.Family[Ports]{
+	ID: catalog.FamilyTasks,
+	Declare: func(s *settings.Settings) core.Components {
+		return core.Components{Tools: []catalog.ToolSpec{
+			scanCorpusAsync(s).Spec(), taskGet(s).Spec(), taskUpdate(s).Spec(), taskList(s).Spec(), taskSchedule(s).Spec(),
+		}}
+	},
+	Bind: func(s *settings.Settings, p Ports) core.Components {
+		h := handles{settings: s, tasks: p.Tasks, clock: p.Clock}
+		return core.Components{Tools: []catalog.ToolSpec{
+			scanCorpusAsync(s).Bind(h.startScan), taskGet(s).Bind(h.get), taskUpdate(s).Bind(h.update),
+			taskList(s).Bind(h.list), taskSchedule(s).Bind(h.schedule),
+		}}
+	},
+}
+
+// handles is the family's handlers over the registry.
+type handles struct {
+	settings *settings.Settings
+	tasks    ports.TaskRegistry
+	clock    ports.Clock
+}
+
+// taskIDArg is a handle: only ever the server's own, 128 random bits in
+// lowercase hex.
+type taskIDArg struct {
+	TaskID string `json:"task_id" description:"The task handle." pattern:"^[0-9a-f]{32}$"`
+}
+
+// handleOut describes a task without its result.
+type handleOut struct {
+	TaskID    string `json:"task_id" description:"The task handle."`
+	Kind      string `json:"kind" description:"What the task does." enum:"scan_corpus,timer"`
+	Status    string `json:"status" description:"The task's state." enum:"working,completed,failed,cancelled"`
+	CreatedAt string `json:"created_at" description:"When the task was created (RFC 3339, UTC)."`
+	UpdatedAt string `json:"updated_at" description:"When its status last changed (RFC 3339, UTC)."`
+	DueAt     string `json:"due_at,omitempty" description:"A timer's due time (RFC 3339, UTC)."`
+}
+
+func handle(t ports.Task) handleOut {
+	h := handleOut{TaskID: t.ID, Kind: t.Kind, Status: string(t.Status), CreatedAt: stamp(t.CreatedAt), UpdatedAt: stamp(t.UpdatedAt)}
+	if !t.DueAt.IsZero() {
+		h.DueAt = stamp(t.DueAt)
+	}
+	return h
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// owner is the key a caller's tasks are recorded under: the verified
+// subject only.
+func owner(p ports.Principal) (string, error) {
+	if !p.Authenticated || p.Subject == "" {
+		return "", catalog.Denied()
+	}
+	return p.Subject, nil
+}
+
+// refusal maps registry errors onto refusals that name no value.
+func refusal(err error) error {
+	switch {
+	case errors.Is(err, ports.ErrNotFound):
+		return catalog.NotFound("Task")
+	case errors.Is(err, ports.ErrTooManyTasks):
+		return catalog.Invalid("You have %d tasks running already; wait for one to finish or cancel one.", MaxRunningPerOwner)
+	case errors.Is(err, ports.ErrTooManyTimers):
+		return catalog.Invalid("You have the maximum number of pending timers (ARROWHEAD_TASK_SCHEDULE_MAX_PER_OWNER).")
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	}
+	return catalog.Failed("The task registry could not complete the request.").WithCause(err)
+}
