@@ -23,8 +23,9 @@ func (rt *Runtime) openTasks(ctx context.Context, s *settings.Settings, scanner 
 	}
 	cfg := ports.TaskConfig{Limits: tasktools.Limits(s), Workers: tasktools.Workers(scanner), Clock: clock}
 	// The shared backend's seam: with ARROWHEAD_STATE_DSN set, the
-	// PostgreSQL registry (River) is opened here from cfg instead, so
-	// every replica sees the same tasks and timers.
+	// PostgreSQL registry (River) is to be opened here from cfg instead,
+	// as openWorkingSets does, so every replica sees the same tasks and
+	// timers. Until it is, tasks stay in this process's embedded store.
 	store, err := rt.embeddedStore(s)
 	if err != nil {
 		return nil, err
