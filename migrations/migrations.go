@@ -4,7 +4,7 @@
 // PostgreSQL memory backend (002_memory.sql, plain PostgreSQL, and
 // 002_memory_vector.sql, the embedding column of semantic recall, applied
 // only where the vector extension is available) and the state replicas
-// share (003_state.sql: working sets).
+// share (003_state.sql: working sets, tasks and timers).
 //
 // The .sql files are text/template files: the table and column names, the
 // embedding width and the full-text language come from the configuration.
@@ -65,6 +65,9 @@ const (
 	// WorkingSetsTable holds the working sets of the PostgreSQL state
 	// backend (ARROWHEAD_STATE_DSN).
 	WorkingSetsTable = "arrowhead_working_sets"
+	// TasksTable holds the task registry's tasks and timers on the state
+	// backend; River's own tables (river_*) hold the jobs that run them.
+	TasksTable = "arrowhead_tasks"
 
 	// DefaultLanguage is ARROWHEAD_FTS_LANGUAGE's default.
 	DefaultLanguage = "english"
@@ -193,7 +196,7 @@ func Render(cfg Config) ([]Statement, error) {
 		}
 		seen[n.name] = true
 	}
-	tables := map[string]bool{BookkeepingTable: true, MemoriesTable: true, KVTable: true, MemoryOwnersTable: true, WorkingSetsTable: true}
+	tables := map[string]bool{BookkeepingTable: true, MemoriesTable: true, KVTable: true, MemoryOwnersTable: true, WorkingSetsTable: true, TasksTable: true}
 	for i, c := range cfg.Collections {
 		if !ports.ValidVectorIdentifier(c) {
 			return nil, fmt.Errorf("%w: collection %d is not a lowercase identifier", ErrInvalidConfig, i+1)
@@ -250,7 +253,11 @@ func appendState(out []Statement, cfg Config) ([]Statement, error) {
 	if !cfg.State {
 		return out, nil
 	}
-	stmts, err := render(stateFile, map[string]any{"WorkingSets": quote(WorkingSetsTable)})
+	stmts, err := render(stateFile, map[string]any{
+		"WorkingSets": quote(WorkingSetsTable), "Tasks": quote(TasksTable),
+		"TasksStatusIndex":   quote(indexName(TasksTable, "status_idx")),
+		"TasksFinishedIndex": quote(indexName(TasksTable, "finished_idx")),
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -59,7 +59,8 @@ var (
 type Option func(*poolOptions)
 
 type poolOptions struct {
-	maxConns       int32 // 0: the DSN's pool_max_conns, else DefaultMaxConns
+	maxConns       int32 // 0: the DSN's pool_max_conns, else defaultConns
+	defaultConns   int32
 	connectTimeout time.Duration
 	healthTimeout  time.Duration
 }
@@ -70,6 +71,18 @@ func WithMaxConns(n int32) Option {
 	return func(o *poolOptions) {
 		if n > 0 {
 			o.maxConns = n
+		}
+	}
+}
+
+// WithDefaultMaxConns sizes the pool when neither WithMaxConns nor the
+// DSN's pool_max_conns does (DefaultMaxConns otherwise); n <= 0 keeps that.
+// The state database's pool takes a larger one: River's client holds a
+// connection for its notifications and its workers use others.
+func WithDefaultMaxConns(n int32) Option {
+	return func(o *poolOptions) {
+		if n > 0 {
+			o.defaultConns = n
 		}
 	}
 }
@@ -128,7 +141,7 @@ func NewPool(ctx context.Context, dsn string, opts ...Option) (*Pool, error) {
 	if err != nil {
 		return nil, err
 	}
-	o := poolOptions{connectTimeout: DefaultConnectTimeout, healthTimeout: DefaultHealthTimeout}
+	o := poolOptions{connectTimeout: DefaultConnectTimeout, healthTimeout: DefaultHealthTimeout, defaultConns: DefaultMaxConns}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -148,7 +161,7 @@ func NewPool(ctx context.Context, dsn string, opts ...Option) (*Pool, error) {
 	case o.maxConns > 0:
 		cfg.MaxConns = o.maxConns
 	case !setsMaxConns(norm):
-		cfg.MaxConns = DefaultMaxConns // pgxpool's own default follows the CPU count
+		cfg.MaxConns = o.defaultConns // pgxpool's own default follows the CPU count
 	}
 	cc.ConnectTimeout = o.connectTimeout
 	// Set whatever the DSN says (default_query_exec_mode,

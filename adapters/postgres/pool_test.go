@@ -72,6 +72,14 @@ func TestNewPoolConfig(t *testing.T) {
 	if p3.pool.Config().ConnConfig.ConnectTimeout != DefaultConnectTimeout || p3.healthTimeout != DefaultHealthTimeout {
 		t.Errorf("a non-positive timeout replaced the default")
 	}
+
+	// WithDefaultMaxConns sizes a pool whose DSN names no size, only.
+	if got := newTestPool(t, "postgres://u@127.0.0.1:1/db", WithDefaultMaxConns(16)).pool.Config().MaxConns; got != 16 {
+		t.Errorf("pool size = %d, want WithDefaultMaxConns(16)", got)
+	}
+	if got := newTestPool(t, "postgres://u@127.0.0.1:1/db?pool_max_conns=7", WithDefaultMaxConns(16)).pool.Config().MaxConns; got != 7 {
+		t.Errorf("pool size = %d, want the DSN's 7 over WithDefaultMaxConns", got)
+	}
 }
 
 func TestNewPoolRefusesWithoutQuotingTheDSN(t *testing.T) {

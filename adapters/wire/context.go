@@ -51,9 +51,9 @@ func (rt *Runtime) openWorkingSets(ctx context.Context, s *settings.Settings) (p
 		MaxSetsTotal:    s.WorkingsetMaxSets * workingSetOwnerAllowances,
 	}
 	if s.StateDSN != "" {
-		pool, err := rt.openPool(ctx, s.StateDSN)
+		pool, err := rt.statePool(ctx, s)
 		if err != nil {
-			return nil, fmt.Errorf("ARROWHEAD_STATE_DSN: %w", err)
+			return nil, err
 		}
 		sets, err := postgres.NewWorkingSets(pool, limits)
 		if err != nil {

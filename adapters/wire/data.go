@@ -102,12 +102,13 @@ func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress po
 
 // openPool returns the PostgreSQL connection pool over dsn, opening it on
 // first use; it is closed with the runtime. Variables that name the same
-// database (ARROWHEAD_STATE_DSN and ARROWHEAD_MEMORY_DSN, say) share it.
-func (rt *Runtime) openPool(ctx context.Context, dsn string) (*postgres.Pool, error) {
+// database (ARROWHEAD_STATE_DSN and ARROWHEAD_MEMORY_DSN, say) share it;
+// opts apply when this call opens it.
+func (rt *Runtime) openPool(ctx context.Context, dsn string, opts ...postgres.Option) (*postgres.Pool, error) {
 	if pool, ok := rt.pools[dsn]; ok {
 		return pool, nil
 	}
-	pool, err := postgres.NewPool(ctx, dsn)
+	pool, err := postgres.NewPool(ctx, dsn, opts...)
 	if err != nil {
 		return nil, err
 	}

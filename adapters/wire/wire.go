@@ -208,6 +208,13 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
+	if s.StateDSN != "" {
+		// First, so a variable naming the same database shares the pool
+		// at the state database's size.
+		if _, err := rt.statePool(ctx, s); err != nil {
+			return nil, err
+		}
+	}
 	conn, err := rt.openData(ctx, s, egress)
 	if err != nil {
 		return nil, err

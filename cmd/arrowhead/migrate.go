@@ -26,7 +26,8 @@ type migrateTarget struct {
 // migrateTargets says which tables go where: the chunk tables of the
 // allow-listed collections through ARROWHEAD_VECTOR_WRITE_DSN, the memory
 // tables through ARROWHEAD_MEMORY_DSN, the shared state through
-// ARROWHEAD_STATE_DSN. Variables naming the same database are one target,
+// ARROWHEAD_STATE_DSN (and River's job tables, by River's migrator).
+// Variables naming the same database are one target,
 // migrated in one transaction.
 func migrateTargets(s settings.Settings) []migrateTarget {
 	base := migrations.ConfigFromSettings(s)
@@ -92,6 +93,16 @@ func migrateCmd(args []string, stdout, stderr io.Writer) int {
 				}
 				fmt.Fprintf(stdout, "-- %s\n%s;\n\n", st.Migration, st.SQL)
 			}
+			if t.cfg.State {
+				names, err := postgres.TaskQueueMigrations()
+				if err != nil {
+					fmt.Fprintf(stderr, "arrowhead: %v\n", err)
+					return exitFailure
+				}
+				for _, n := range names {
+					fmt.Fprintf(stdout, "-- %s (River's own migration, applied by its migrator)\n\n", n)
+				}
+			}
 			continue
 		}
 		if t.dsn == "" {
@@ -109,6 +120,13 @@ func migrateCmd(args []string, stdout, stderr io.Writer) int {
 			return exitFailure
 		}
 		applied, skipped, err := migrations.Apply(ctx, conn, t.cfg)
+		if err == nil && t.cfg.State {
+			// The task queue's tables are River's, applied by its own
+			// migrator after ours.
+			var queue []string
+			queue, err = postgres.MigrateTaskQueue(ctx, conn)
+			applied = append(applied, queue...)
+		}
 		_ = conn.Close(context.Background())
 		if err != nil {
 			fmt.Fprintf(stderr, "arrowhead: %s: %v\n", t.variable, err)

@@ -121,7 +121,7 @@ func TestMigrateStateAgainstPostgres(t *testing.T) {
 	if code := run([]string{"migrate"}, nil, &out, &errb); code != exitOK {
 		t.Fatalf("first migrate: %d %s", code, errb.String())
 	}
-	if !strings.Contains(out.String(), "ARROWHEAD_STATE_DSN: applied 003_state") {
+	if !strings.Contains(out.String(), "ARROWHEAD_STATE_DSN: applied 003_state\n") || !strings.Contains(out.String(), "ARROWHEAD_STATE_DSN: applied river/001_") {
 		t.Fatalf("first run:\n%s", out.String())
 	}
 	out.Reset()
@@ -134,8 +134,10 @@ func TestMigrateStateAgainstPostgres(t *testing.T) {
 	}
 	defer conn.Close(t.Context())
 	var present bool
-	if err := conn.QueryRow(t.Context(), "SELECT to_regclass($1) IS NOT NULL", migrations.WorkingSetsTable).Scan(&present); err != nil || !present {
-		t.Fatalf("the working set table is missing: %v", err)
+	for _, table := range []string{migrations.WorkingSetsTable, migrations.TasksTable, "river_job"} {
+		if err := conn.QueryRow(t.Context(), "SELECT to_regclass($1) IS NOT NULL", table).Scan(&present); err != nil || !present {
+			t.Fatalf("table %s is missing: %v", table, err)
+		}
 	}
 }
 
@@ -163,7 +165,8 @@ func TestMigrateDryRunShowsTheStateTables(t *testing.T) {
 	t.Setenv("ARROWHEAD_MEMORY_DSN", "")
 	t.Setenv("ARROWHEAD_STATE_DSN", "postgres://u@127.0.0.1:1/db")
 	var out, errb bytes.Buffer
-	if code := run([]string{"migrate", "--dry-run"}, nil, &out, &errb); code != exitOK || !strings.Contains(out.String(), migrations.WorkingSetsTable) {
+	if code := run([]string{"migrate", "--dry-run"}, nil, &out, &errb); code != exitOK || !strings.Contains(out.String(), migrations.WorkingSetsTable) ||
+		!strings.Contains(out.String(), "-- river/001_") {
 		t.Fatalf("dry run: %d %s %s", code, out.String(), errb.String())
 	}
 }
