@@ -190,6 +190,7 @@ func (p packer) pack(ctx context.Context, call catalog.Call, in packInput) (*cat
 	if n := len(k.out.Dropped); n > 0 {
 		fmt.Fprintf(&k.text, "%d items were left out (see dropped in the structured result).\n", n)
 	}
+	fmt.Fprintf(&k.text, "Retrieval: literal %s (%d packed), vector %s (%d packed).\n", literal.Status, literal.Packed, vector.Status, vector.Packed)
 	return catalog.Answer(k.out, k.text.String()), nil
 }
 

@@ -214,7 +214,10 @@ func TestPackVectorRules(t *testing.T) {
 
 func TestPackWithoutVectorIndex(t *testing.T) {
 	e := newEnv(t, nil, fixtureDocs, fixtureRepo)
-	out, _ := mustCall(t, e, alice, "pack_context", map[string]any{"query": "refunds"})
+	out, text := mustCall(t, e, alice, "pack_context", map[string]any{"query": "refunds"})
+	if !strings.Contains(text, "vector not_configured (0 packed)") {
+		t.Fatalf("the text does not say which retrieval ran:\n%s", text)
+	}
 	if vec := retrievalOf(t, out, "vector"); vec["status"] != "not_configured" || num(vec["packed"]) != 0 {
 		t.Fatalf("vector retrieval without an index: %v", vec)
 	}
