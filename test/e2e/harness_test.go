@@ -109,7 +109,13 @@ func baseEnv(t *testing.T, dir string, extra map[string]string) []string {
 // client and the child's stderr (where the audit log goes).
 func startStdio(t *testing.T, extra map[string]string, opts ...client.ClientOption) (*client.Client, *syncBuffer) {
 	t.Helper()
-	dir := t.TempDir()
+	return startStdioIn(t, t.TempDir(), extra, opts...)
+}
+
+// startStdioIn is startStdio over the files in dir: starting again in the
+// same dir is a restart of the server.
+func startStdioIn(t *testing.T, dir string, extra map[string]string, opts ...client.ClientOption) (*client.Client, *syncBuffer) {
+	t.Helper()
 	stderr := &syncBuffer{}
 	tr := transport.NewStdioWithOptions(binary, baseEnv(t, dir, extra), nil,
 		transport.WithCommandStderrWriter(stderr),
