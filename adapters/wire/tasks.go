@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
@@ -13,19 +14,31 @@ import (
 )
 
 // openTasks opens the task registry when the profile serves the tasks
-// family, with the family's background work (scanner is doc_scan's): the
-// embedded store's tasks namespace by default. nil when the family is not
-// served. Close stops its workers and timers before the store closes
+// family, with the family's background work (scanner is doc_scan's): on
+// the state database when ARROWHEAD_STATE_DSN is set, in the embedded
+// store's tasks namespace otherwise. nil when the family is not served.
+// Close stops its workers and timers before the store or the pool closes
 // (closers run last to first).
 func (rt *Runtime) openTasks(ctx context.Context, s *settings.Settings, scanner docs.Scanner, clock ports.Clock) (ports.TaskRegistry, error) {
 	if !serves(s, catalog.FamilyTasks) {
 		return nil, nil
 	}
 	cfg := ports.TaskConfig{Limits: tasktools.Limits(s), Workers: tasktools.Workers(scanner), Clock: clock}
-	// The shared backend's seam: with ARROWHEAD_STATE_DSN set, the
-	// PostgreSQL registry (River) is to be opened here from cfg instead,
-	// as openWorkingSets does, so every replica sees the same tasks and
-	// timers. Until it is, tasks stay in this process's embedded store.
+	if s.StateDSN != "" {
+		// The shared backend: every replica sees the same tasks and
+		// timers, and River runs them on whichever replica is alive.
+		pool, err := rt.statePool(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		reg, err := postgres.OpenTaskRegistry(ctx, pool, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("ARROWHEAD_STATE_DSN: %w", err)
+		}
+		rt.closers = append(rt.closers, reg.Close)
+		rt.Health = append(rt.Health, reg)
+		return reg, nil
+	}
 	store, err := rt.embeddedStore(s)
 	if err != nil {
 		return nil, err
