@@ -5,12 +5,15 @@ import (
 	"strings"
 )
 
-// markdownEscaper backslash-escapes the characters that could start inline
-// Markdown (emphasis, code, links, HTML, entities, strikethrough) or end a
-// table cell, so text renders exactly as written.
+// markdownEscaper escapes the characters that could start inline Markdown
+// (emphasis, code, links, strikethrough) with a backslash, and those that
+// could start HTML or an entity, or end a table cell, as character
+// references: a renderer that autolinks a bare URL may take a backslash
+// into the link and leave the next character live (markdown-it does), but
+// never a reference. Text then renders exactly as written.
 var markdownEscaper = strings.NewReplacer(
-	`\`, `\\`, "`", "\\`", `*`, `\*`, `_`, `\_`, `[`, `\[`, `]`, `\]`,
-	`<`, `\<`, `>`, `\>`, `|`, `\|`, `~`, `\~`, `&`, `\&`,
+	`\`, `\\`, "`", "\\`", `*`, `\*`, `_`, `\_`, `[`, `\[`, `]`, `\]`, `~`, `\~`,
+	`<`, "&lt;", `>`, "&gt;", `&`, "&amp;", `|`, "&#124;",
 	"\r\n", " ", "\n", " ", "\r", " ",
 )
 
@@ -82,7 +85,7 @@ var leadingBlockMarker = regexp.MustCompile(`^([-+#=>]|\d+[.)])`)
 
 // paragraph is s as literal Markdown text that starts a line.
 func paragraph(s string) string {
-	s = text(s)
+	s = text(strings.TrimSpace(s))
 	if m := leadingBlockMarker.FindStringIndex(s); m != nil {
 		s = s[:m[1]-1] + `\` + s[m[1]-1:]
 	}

@@ -46,7 +46,7 @@ func Files(ctx context.Context) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	tools, err := renderTools(listing, wire.Gates())
+	tools, err := RenderTools(listing, wire.Gates())
 	if err != nil {
 		return nil, err
 	}

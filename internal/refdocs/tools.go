@@ -16,10 +16,11 @@ import (
 // links it.
 const configFromTools = "configuration.md"
 
-// renderTools writes the tool reference: every family with the profiles
-// that serve it and its gate, every tool, then the resources, prompts and
-// completions.
-func renderTools(l wire.Listing, gates []wire.FamilyGate) ([]byte, error) {
+// RenderTools writes the tool reference of a listing: every family gates
+// lists, with the profiles that serve it and its gate, every tool, then the
+// resources, prompts and completions. Files renders the declared catalog;
+// the render check feeds it hostile text.
+func RenderTools(l wire.Listing, gates []wire.FamilyGate) ([]byte, error) {
 	byFamily := map[catalog.Family][]wire.ListedTool{}
 	for _, t := range l.Tools {
 		byFamily[catalog.Family(t.Family)] = append(byFamily[catalog.Family(t.Family)], t)
