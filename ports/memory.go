@@ -2,7 +2,9 @@ package ports
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode"
 )
 
 // Provenance says who wrote a memory or kv record: the tool, the verified
@@ -26,7 +28,10 @@ type MemoryWrite struct {
 	Hash string
 	// NewID is the id a created record takes: 128 random bits the core
 	// drew, so a retried transaction never changes it.
-	NewID      string
+	NewID string
+	// Embedding is Content's embedding, nil unless semantic recall is
+	// configured (a backend that does not recall semantically ignores it).
+	Embedding  []float32
 	Provenance Provenance
 }
 
@@ -59,6 +64,22 @@ const (
 	RecallKeyword  Recall = "keyword"
 	RecallSemantic Recall = "semantic"
 )
+
+// MemoryTerms are the words keyword recall matches: the distinct
+// case-folded runs of letters and digits of text, in order of first
+// appearance. Every backend ranks by the share of a query's terms a
+// memory's content holds, so the same words match everywhere.
+func MemoryTerms(text string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+		if !seen[f] {
+			seen[f] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
 
 // KVEntry is one scratchpad value.
 type KVEntry struct {

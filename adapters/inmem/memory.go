@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"sort"
-	"strings"
 	"time"
-	"unicode"
 
 	"go.etcd.io/bbolt"
 
@@ -299,7 +297,7 @@ func (m *MemoryStore) Search(ctx context.Context, owner, namespace, query string
 }
 
 // KeywordRank scores records by the fraction of the query's distinct words
-// (case-folded letters and digits) their content contains; records with
+// (ports.MemoryTerms) their content contains; records with
 // no word in common are left out; ties go to the newer record.
 func KeywordRank(recs []ports.MemoryRecord, query string, k int) []ports.MemoryHit {
 	terms := words(query)
@@ -333,7 +331,7 @@ func KeywordRank(recs []ports.MemoryRecord, query string, k int) []ports.MemoryH
 
 func words(s string) map[string]bool {
 	out := map[string]bool{}
-	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) {
+	for _, f := range ports.MemoryTerms(s) {
 		out[f] = true
 	}
 	return out

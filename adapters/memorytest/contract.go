@@ -61,6 +61,36 @@ func Run(t *testing.T, open Factory) {
 			t.Fatalf("list = %+v %v %v", list, trunc, err)
 		}
 	})
+	t.Run("records round trip byte for byte with their provenance", func(t *testing.T) {
+		m := open(t)
+		at := base.Add(123456 * time.Microsecond)
+		w := Write("raw", "nul \x00 byte, ünïcode and \"quotes\"", at)
+		w.Metadata = []byte(`{"k":"v\u0000"}`)
+		w.Provenance = ports.Provenance{Tool: "memory_store", Caller: "alice@example.com", At: at}
+		stored, _, err := m.Store(ctx, "alice", w, noLimits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, _, _ := m.List(ctx, "alice", "raw", 10)
+		hits, _, _ := m.Search(ctx, "alice", "raw", "unicode ünïcode", nil, 5)
+		if len(list) != 1 || len(hits) != 1 {
+			t.Fatalf("list %d, search %d", len(list), len(hits))
+		}
+		for what, r := range map[string]ports.MemoryRecord{"store": stored, "list": list[0], "search": hits[0].Record} {
+			if r.Content != w.Content || string(r.Metadata) != string(w.Metadata) || r.Hash != w.Hash || r.Namespace != "raw" ||
+				r.Provenance != w.Provenance || !r.CreatedAt.Equal(at) || !r.UpdatedAt.Equal(at) {
+				t.Errorf("%s returned %+v", what, r)
+			}
+		}
+		e := ports.KVEntry{Key: "raw", Value: "v\x00w", UpdatedAt: at, Provenance: ports.Provenance{Tool: "kv_set", Caller: "alice@example.com", At: at}}
+		if err := m.KVSet(ctx, "alice", e, noLimits); err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.KVGet(ctx, "alice", "raw", at)
+		if err != nil || got.Value != e.Value || got.Provenance != e.Provenance || !got.UpdatedAt.Equal(at) || !got.ExpiresAt.IsZero() {
+			t.Fatalf("kv = %+v %v", got, err)
+		}
+	})
 	t.Run("update in place by id", func(t *testing.T) {
 		m := open(t)
 		r1, _, _ := m.Store(ctx, "alice", Write("n", "first", base), noLimits)
