@@ -1,34 +1,65 @@
 package wire
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
 // openMemory opens the memory family's backend when the profile serves the
-// family: the embedded store's memory namespace by default. nil when the
-// family is not served.
-func (rt *Runtime) openMemory(s *settings.Settings) (ports.MemoryBackend, error) {
+// family: PostgreSQL when ARROWHEAD_MEMORY_DSN is set, the embedded store's
+// memory namespace otherwise. It also returns the embedder the family
+// embeds memories and queries with, nil for keyword recall (see
+// memoryEmbedder). Both are nil when the family is not served.
+func (rt *Runtime) openMemory(ctx context.Context, s *settings.Settings, embedder ports.Embedder) (ports.MemoryBackend, ports.Embedder, error) {
 	if !serves(s, catalog.FamilyMemory) {
-		return nil, nil
+		return nil, nil, nil
 	}
 	if s.MemoryDSN != "" {
-		// Refused at start-up rather than silently keeping memories on
-		// this machine when the operator asked for shared storage.
-		return nil, errors.New("ARROWHEAD_MEMORY_DSN: the PostgreSQL memory backend is not available in this build; unset it to use the embedded store")
+		pool, err := rt.openPool(ctx, s.MemoryDSN)
+		if err != nil {
+			return nil, nil, fmt.Errorf("ARROWHEAD_MEMORY_DSN: %w", err)
+		}
+		store, err := postgres.NewMemoryStore(ctx, pool, postgres.MemoryConfig{Dimensions: s.EmbeddingDimensions})
+		switch {
+		case errors.Is(err, postgres.ErrMemorySchema):
+			return nil, nil, errors.New("ARROWHEAD_MEMORY_DSN: the memory tables are missing or from an earlier build; run `arrowhead migrate` with this ARROWHEAD_MEMORY_DSN")
+		case errors.Is(err, postgres.ErrMemoryUnreachable):
+			return nil, nil, errors.New("ARROWHEAD_MEMORY_DSN: the database cannot be reached; check the DSN, and run `arrowhead migrate` with it once it answers")
+		case err != nil:
+			return nil, nil, fmt.Errorf("ARROWHEAD_MEMORY_DSN: %w", err)
+		}
+		rt.Health = append(rt.Health, store)
+		return store, memoryEmbedder(store.Semantic(), embedder), nil
 	}
 	store, err := rt.embeddedStore(s)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ns, err := store.Namespace(inmem.MemoryNamespace)
 	if err != nil {
-		return nil, fmt.Errorf("ARROWHEAD_DATA_DIR: %w", err)
+		return nil, nil, fmt.Errorf("ARROWHEAD_DATA_DIR: %w", err)
 	}
-	return inmem.NewMemoryStore(ns), nil
+	return inmem.NewMemoryStore(ns), nil, nil
+}
+
+// memoryEmbedder is the one place that decides whether memories are
+// recalled semantically: only when the backend can store and rank
+// embeddings (PostgreSQL where 002_memory_vector ran at the configured
+// width) and the embedder's vectors carry meaning (Semantic: the http
+// provider; ranking by the deterministic embedder's would be a keyword
+// search mislabelled semantic, the same rule vector_query labels by). The
+// family embeds exactly when it is given an embedder, and the backend
+// reports the recall it performed.
+func memoryEmbedder(backendSemantic bool, e ports.Embedder) ports.Embedder {
+	if backendSemantic && e != nil && e.Semantic() {
+		return e
+	}
+	return nil
 }

@@ -235,7 +235,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
-	memory, err := rt.openMemory(s)
+	memory, memoryEmbedder, err := rt.openMemory(ctx, s, conn.embedder)
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +256,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		Clock:      clock,
 		Families: families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn,
 			runner: runner, execRepo: execRepo, notify: notifyPorts, repo: repoStore, tagger: tagger, completer: completer, context: ctxPorts,
-			memory: memory, tasks: tasks, scanner: scanner, clock: clock}),
+			memory: memory, memoryEmbedder: memoryEmbedder, tasks: tasks, scanner: scanner, clock: clock}),
 	})
 	if err != nil {
 		return nil, err
@@ -282,8 +282,10 @@ type familyPorts struct {
 	// completer is nil with ARROWHEAD_LLM_PROVIDER=none.
 	completer ports.Completer
 	context   contextPorts
-	// memory is nil unless the profile serves the memory family.
-	memory ports.MemoryBackend
+	// memory is nil unless the profile serves the memory family;
+	// memoryEmbedder is nil unless memories are recalled semantically.
+	memory         ports.MemoryBackend
+	memoryEmbedder ports.Embedder
 	// tasks is nil unless the profile serves the tasks family.
 	tasks   ports.TaskRegistry
 	scanner *security.Scanner
@@ -305,7 +307,7 @@ func families(s *settings.Settings, p familyPorts) []core.Member {
 		assist.Family.With(assist.Ports{Completer: p.completer, Repo: p.repo, Authorizer: p.authorizer}),
 		contexttools.Family.With(contexttools.Ports{Sets: p.context.sets, Corpus: p.corpus, Repo: p.repo, Authorizer: p.authorizer,
 			Scanner: scanner, Tokenizer: p.context.tokenizer, Embedder: p.embedder, Vectors: p.vectors}),
-		memorytools.Family.With(memorytools.Ports{Memory: p.memory, Authorizer: p.authorizer, Clock: p.clock}),
+		memorytools.Family.With(memorytools.Ports{Memory: p.memory, Embedder: p.memoryEmbedder, Authorizer: p.authorizer, Clock: p.clock}),
 		tasktools.Family.With(tasktools.Ports{Tasks: p.tasks, Clock: p.clock}),
 	}
 }

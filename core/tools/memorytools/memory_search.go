@@ -40,7 +40,7 @@ func memorySearch(s *settings.Settings) catalog.Tool[memorySearchInput, memorySe
 		Family:      catalog.FamilyMemory,
 		Scope:       "memory:read",
 		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_MEMORY_SEARCH_PER_MINUTE", Default: 60},
-		Description: "Recall the memories in a namespace you own most relevant to a query. Recall is keyword on the embedded backend and semantic when an embedding provider is configured; the result says which. Example: memory_search(namespace=\"prefs\", query=\"units\", k=5)",
+		Description: "Recall the memories in a namespace you own most relevant to a query. Recall is semantic with the PostgreSQL backend on pgvector and a real embedding provider, keyword otherwise; the result says which. Example: memory_search(namespace=\"prefs\", query=\"units\", k=5)",
 		Annotations: catalog.Annotations{Title: "Search memories", ReadOnly: true, Idempotent: true},
 		Bounds:      catalog.Bounds{"max_k": s.MemoryMaxK},
 	})
@@ -55,7 +55,11 @@ func (m memories) search(ctx context.Context, call catalog.Call, in memorySearch
 	if k == 0 {
 		k = min(defaultK, m.settings.MemoryMaxK)
 	}
-	hits, recall, err := m.backend.Search(ctx, who, in.Namespace, in.Query, nil, k)
+	embedding, err := m.embed(ctx, in.Query)
+	if err != nil {
+		return nil, err
+	}
+	hits, recall, err := m.backend.Search(ctx, who, in.Namespace, in.Query, embedding, k)
 	if err != nil {
 		return nil, refusal(err, "Namespace")
 	}

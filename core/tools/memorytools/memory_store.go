@@ -62,10 +62,14 @@ func (m memories) store(ctx context.Context, call catalog.Call, in memoryStoreIn
 	if err != nil {
 		return nil, catalog.Failed("The memory store could not complete the request.").WithCause(err)
 	}
+	embedding, err := m.embed(ctx, in.Content)
+	if err != nil {
+		return nil, err
+	}
 	now := m.clock.Now()
 	rec, created, err := m.backend.Store(ctx, who, ports.MemoryWrite{
 		Namespace: in.Namespace, ID: in.ID, Content: in.Content, Metadata: metadata, Hash: contentHash(in.Content), NewID: id,
-		Provenance: ports.Provenance{Tool: "memory_store", Caller: who, At: now},
+		Embedding: embedding, Provenance: ports.Provenance{Tool: "memory_store", Caller: who, At: now},
 	}, m.limits())
 	if err != nil {
 		return nil, refusal(err, "Memory")

@@ -30,6 +30,11 @@ type Ports struct {
 	// Memory stores memories and kv entries (the embedded store, or
 	// PostgreSQL with ARROWHEAD_MEMORY_DSN).
 	Memory ports.MemoryBackend
+	// Embedder embeds each stored memory and each query for semantic
+	// recall; nil (the default, and whenever the backend cannot rank
+	// embeddings or the embedder is not a real one) is keyword recall.
+	// adapters/wire decides, in one place.
+	Embedder ports.Embedder `port:"optional"`
 	// Authorizer decides the memory and kv kinds per namespace and key.
 	Authorizer ports.Authorizer
 	// Clock stamps records and decides expiry.
@@ -46,7 +51,7 @@ var Family = core.Family[Ports]{
 		}}
 	},
 	Bind: func(s *settings.Settings, p Ports) core.Components {
-		m := memories{settings: s, backend: p.Memory, authorizer: p.Authorizer, clock: p.Clock}
+		m := memories{settings: s, backend: p.Memory, embedder: p.Embedder, authorizer: p.Authorizer, clock: p.Clock}
 		return core.Components{Tools: []catalog.ToolSpec{
 			memoryStore(s).Bind(m.store), memorySearch(s).Bind(m.search), memoryList(s).Bind(m.list), memoryDelete(s).Bind(m.delete),
 			kvSet(s).Bind(m.kvSet), kvGet(s).Bind(m.kvGet), kvDelete(s).Bind(m.kvDelete),
@@ -82,8 +87,28 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 type memories struct {
 	settings   *settings.Settings
 	backend    ports.MemoryBackend
+	embedder   ports.Embedder // nil: keyword recall
 	authorizer ports.Authorizer
 	clock      ports.Clock
+}
+
+// embed returns text's embedding for semantic recall, nil without an
+// embedder.
+func (m memories) embed(ctx context.Context, text string) ([]float32, error) {
+	if m.embedder == nil {
+		return nil, nil
+	}
+	vecs, err := m.embedder.Embed(ctx, []string{text})
+	if err != nil {
+		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+			return nil, err
+		}
+		return nil, catalog.Failed("The embedding provider could not embed the text.").WithCause(err)
+	}
+	if len(vecs) != 1 {
+		return nil, catalog.Failed("The embedding provider could not embed the text.")
+	}
+	return vecs[0], nil
 }
 
 // owner is the key a caller's records are stored under: the verified

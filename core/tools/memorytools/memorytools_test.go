@@ -1,0 +1,120 @@
+package memorytools_test
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arrowhead-go/arrowhead/core"
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
+	"github.com/arrowhead-go/arrowhead/core/embed"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/tools/memorytools"
+	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/portstest"
+)
+
+// recorder is a memory backend that keeps what the family sent it: the
+// embeddings are the point here, the storing is the contract suite's.
+type recorder struct {
+	ports.MemoryBackend
+	stored, queried []float32
+	stores          int
+}
+
+func (r *recorder) Store(_ context.Context, _ string, w ports.MemoryWrite, _ ports.MemoryLimits) (ports.MemoryRecord, bool, error) {
+	r.stores++
+	r.stored = w.Embedding
+	return ports.MemoryRecord{Namespace: w.Namespace, ID: w.NewID, Content: w.Content, Provenance: w.Provenance}, true, nil
+}
+
+func (r *recorder) Search(_ context.Context, _, _, _ string, embedding []float32, _ int) ([]ports.MemoryHit, ports.Recall, error) {
+	r.queried = embedding
+	if embedding != nil {
+		return nil, ports.RecallSemantic, nil
+	}
+	return nil, ports.RecallKeyword, nil
+}
+
+// failing is an embedder whose provider is down.
+type failing struct{ *embed.Deterministic }
+
+func (failing) Embed(context.Context, []string) ([][]float32, error) {
+	return nil, errors.New("provider down: key sk-secret")
+}
+
+func newApp(t *testing.T, backend ports.MemoryBackend, e ports.Embedder) *core.App {
+	t.Helper()
+	s, err := settings.Load(func(k string) (string, bool) {
+		v, ok := map[string]string{"ARROWHEAD_PROFILE": "docs", "ARROWHEAD_RATE_LIMIT_ENABLED": "false"}[k]
+		return v, ok
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := &portstest.Clock{T: time.Unix(1700000000, 0)}
+	app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
+		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: clock,
+		Families: []core.Member{memorytools.Family.With(memorytools.Ports{Memory: backend, Embedder: e, Authorizer: portstest.AllowAll{}, Clock: clock})}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return app
+}
+
+var alice = ports.NewPrincipal("alice", "memory:read", "memory:write")
+
+// TestEmbedsOnlyWithAnEmbedder: given an embedder, the family embeds the
+// content it stores and the query it recalls by, and passes the backend's
+// recall label through; without one it sends no embedding at all.
+func TestEmbedsOnlyWithAnEmbedder(t *testing.T) {
+	e := embed.NewDeterministic(8)
+	want := func(text string) []float32 {
+		v, err := e.Embed(t.Context(), []string{text})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v[0]
+	}
+	for _, withEmbedder := range []bool{true, false} {
+		rec := &recorder{}
+		var given ports.Embedder
+		if withEmbedder {
+			given = e
+		}
+		app := newApp(t, rec, given)
+		if _, te := coretest.Call(t, app, alice, "memory_store", map[string]any{"namespace": "n", "content": "prefers metric units"}); te != nil {
+			t.Fatal(te)
+		}
+		res, te := coretest.Call(t, app, alice, "memory_search", map[string]any{"namespace": "n", "query": "units"})
+		if te != nil {
+			t.Fatal(te)
+		}
+		recall := res.Structured["recall"]
+		if withEmbedder {
+			if !slices.Equal(rec.stored, want("prefers metric units")) || !slices.Equal(rec.queried, want("units")) || recall != "semantic" {
+				t.Errorf("with an embedder: stored %v, queried %v, recall %v", rec.stored, rec.queried, recall)
+			}
+		} else if rec.stored != nil || rec.queried != nil || recall != "keyword" {
+			t.Errorf("without an embedder: stored %v, queried %v, recall %v", rec.stored, rec.queried, recall)
+		}
+	}
+}
+
+// TestEmbedderFailureRefusesTheWrite: a write whose embedding fails is
+// refused before it reaches the backend, without the provider's text.
+func TestEmbedderFailureRefusesTheWrite(t *testing.T) {
+	rec := &recorder{}
+	app := newApp(t, rec, failing{embed.NewDeterministic(8)})
+	_, te := coretest.Call(t, app, alice, "memory_store", map[string]any{"namespace": "n", "content": "x"})
+	if te == nil || te.Kind != catalog.KindFailed || rec.stores != 0 {
+		t.Fatalf("refusal %v, stores %d", te, rec.stores)
+	}
+	if msg := te.Error(); msg == "" || strings.Contains(msg, "sk-secret") || strings.Contains(msg, "provider down") {
+		t.Fatalf("refusal text %q", msg)
+	}
+}
