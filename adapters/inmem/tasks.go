@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -49,7 +50,10 @@ var ErrRegistryClosed = errors.New("the task registry is closed")
 // TaskRegistry is the embedded ports.TaskRegistry: tasks and pending
 // timers in the embedded store, work run on a bounded pool of goroutines,
 // timers fired by one goroutine that sleeps until the earliest is due.
-// Every state change is one fsynced transaction. Close stops all of them.
+// Every state change is one fsynced transaction, group-committed with the
+// changes that arrive beside it (Namespace.Batch: each closure draws its
+// ids and times beforehand, so a rerun changes nothing). Close stops all
+// of them.
 type TaskRegistry struct {
 	ns      *bolt.Namespace
 	limits  ports.TaskLimits
@@ -141,7 +145,7 @@ func (r *TaskRegistry) Start(ctx context.Context, nt ports.NewTask) (ports.Task,
 	now := r.now()
 	task := ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Subject, Kind: nt.Kind, Status: ports.TaskWorking,
 		CreatedAt: now, UpdatedAt: now, Principal: nt.Principal, Input: slices.Clone(nt.Input)}
-	err := r.ns.Update(ctx, func(root *bbolt.Bucket) error {
+	err := r.ns.Batch(ctx, func(root *bbolt.Bucket) error {
 		ob, tasks, err := r.ownerTasks(root, task.Owner, now)
 		if err != nil {
 			return err
@@ -185,6 +189,10 @@ func (r *TaskRegistry) run(task ports.Task, work ports.TaskWork) {
 	_ = r.finish(context.Background(), task, result, err)
 }
 
+// errResultNotJSON fails a task whose work returned something other than
+// JSON (a worker's bug): it is recorded as failed, never stored.
+var errResultNotJSON = errors.New("the task failed: its result could not be recorded")
+
 // errTaskPanicked is the caller-safe reason of work that panicked.
 var errTaskPanicked = errors.New("the task failed")
 
@@ -218,7 +226,7 @@ func (r *TaskRegistry) check(ctx context.Context, task ports.Task) error {
 // meanwhile (a cancellation wins over the work's late result).
 func (r *TaskRegistry) finish(ctx context.Context, task ports.Task, result []byte, workErr error) error {
 	now := r.now()
-	return r.ns.Update(ctx, func(root *bbolt.Bucket) error {
+	return r.ns.Batch(ctx, func(root *bbolt.Bucket) error {
 		ob, tasks, err := r.ownerTasks(root, task.Owner, now)
 		if err != nil {
 			return err
@@ -229,9 +237,12 @@ func (r *TaskRegistry) finish(ctx context.Context, task ports.Task, result []byt
 		}
 		t := tasks[i]
 		t.UpdatedAt = now
-		if workErr != nil {
+		switch {
+		case workErr != nil:
 			t.Status, t.Error = ports.TaskFailed, workErr.Error()
-		} else {
+		case !json.Valid(result):
+			t.Status, t.Error = ports.TaskFailed, errResultNotJSON.Error()
+		default:
 			t.Status, t.Result = ports.TaskCompleted, slices.Clone(result)
 		}
 		tasks[i] = t
@@ -251,7 +262,7 @@ func (r *TaskRegistry) Schedule(ctx context.Context, nt ports.NewTimer) (ports.T
 	task := ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Subject, Kind: ports.TaskKindTimer, Status: ports.TaskWorking,
 		CreatedAt: now, UpdatedAt: now, Principal: nt.Principal, Input: slices.Clone(nt.Payload),
 		DueAt: nt.DueAt.UTC().Round(0), Repeat: nt.Repeat}
-	err := r.ns.Update(ctx, func(root *bbolt.Bucket) error {
+	err := r.ns.Batch(ctx, func(root *bbolt.Bucket) error {
 		ob, tasks, err := r.ownerTasks(root, task.Owner, now)
 		if err != nil {
 			return err
@@ -347,7 +358,7 @@ func byCreation(a, b ports.Task) int {
 func (r *TaskRegistry) Cancel(ctx context.Context, owner, id string) (ports.Task, error) {
 	var task ports.Task
 	now := r.now()
-	err := r.ns.Update(ctx, func(root *bbolt.Bucket) error {
+	err := r.ns.Batch(ctx, func(root *bbolt.Bucket) error {
 		ob, found, err := r.lookup(root, owner, id, now, true)
 		if err != nil {
 			return err

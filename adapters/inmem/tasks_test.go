@@ -29,7 +29,13 @@ func (o openTasks) Close(ctx context.Context) error {
 
 func (b boltTasks) Open(t *testing.T, cfg ports.TaskConfig) tasktest.Registry {
 	t.Helper()
-	store, err := bolt.Open(bolt.Config{Dir: b.dir})
+	return openTaskRegistry(t, b.dir, cfg)
+}
+
+// openTaskRegistry opens the store file in dir and the registry in it.
+func openTaskRegistry(t testing.TB, dir string, cfg ports.TaskConfig) openTasks {
+	t.Helper()
+	store, err := bolt.Open(bolt.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ type env struct {
 
 // newEnv serves the tasks family over the embedded registry and a real
 // corpus of files, as wire does; policy "" is the default policy.
-func newEnv(t *testing.T, policy string, gated bool, vars map[string]string, files map[string]string) env {
+func newEnv(t testing.TB, policy string, gated bool, vars map[string]string, files map[string]string) env {
 	t.Helper()
 	root := t.TempDir()
 	coretest.WriteFiles(t, root, files)
@@ -124,7 +124,7 @@ func newEnv(t *testing.T, policy string, gated bool, vars map[string]string, fil
 	return env{app: app, tasks: reg, gate: gate, returned: returned}
 }
 
-func (e env) call(t *testing.T, p ports.Principal, tool string, args map[string]any) (map[string]any, string, *catalog.ToolError) {
+func (e env) call(t testing.TB, p ports.Principal, tool string, args map[string]any) (map[string]any, string, *catalog.ToolError) {
 	t.Helper()
 	res, te := coretest.Call(t, e.app, p, tool, args)
 	if te != nil {
@@ -133,7 +133,7 @@ func (e env) call(t *testing.T, p ports.Principal, tool string, args map[string]
 	return res.Structured, res.Text, nil
 }
 
-func (e env) must(t *testing.T, p ports.Principal, tool string, args map[string]any) map[string]any {
+func (e env) must(t testing.TB, p ports.Principal, tool string, args map[string]any) map[string]any {
 	t.Helper()
 	out, _, te := e.call(t, p, tool, args)
 	if te != nil {
@@ -143,7 +143,7 @@ func (e env) must(t *testing.T, p ports.Principal, tool string, args map[string]
 }
 
 // await polls task_get until the task leaves working.
-func (e env) await(t *testing.T, p ports.Principal, id any) map[string]any {
+func (e env) await(t testing.TB, p ports.Principal, id any) map[string]any {
 	t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
