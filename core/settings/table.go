@@ -23,7 +23,7 @@ func (s *Settings) vars() []*Var {
 			boolean("ARROWHEAD_STATELESS_HTTP", "true", &s.StatelessHTTP).
 				means("Serve HTTP without protocol sessions, so any replica can answer any request; the 2026-07-28 leg is sessionless either way."),
 			list("ARROWHEAD_ALLOWED_HOSTS", "", &s.AllowedHosts, hostOrHostPort).
-				means("Host header values the HTTP endpoint accepts (DNS-rebinding defence); empty accepts only loopback names on a loopback listener. Set it to the public host name behind a proxy."),
+				means("Host header values the HTTP endpoint accepts (DNS-rebinding defence); empty accepts any Host but a non-loopback name on a loopback listener. Set it to the public host name behind a proxy."),
 			list("ARROWHEAD_ALLOWED_ORIGINS", "", &s.AllowedOrigins, origin).
 				means("Origin header values the HTTP endpoint accepts when a request carries one; empty checks no Origin."),
 		),
