@@ -100,6 +100,7 @@ func TestTraversalCorpus(t *testing.T) {
 			{"doc_write", map[string]any{"path": p + ".md", "content": "x"}},
 			{"doc_search", map[string]any{"query": "SECRET", "path_prefix": p}},
 			{"doc_scan", map[string]any{"path_prefix": p}},
+			{"scan_corpus_async", map[string]any{"path_prefix": p}},
 		}
 		for _, c := range calls {
 			res, err := rt.App.Call(t.Context(), op, c.tool, c.args)
