@@ -58,23 +58,30 @@ var (
 	sqlOwnerCreate = "INSERT INTO " + ownersTable + " (owner) VALUES ($1) ON CONFLICT (owner) DO NOTHING"
 	sqlOwnerUsage  = "UPDATE " + ownersTable + " SET used_bytes = $2 WHERE owner = $1"
 
-	sqlMemoryByHash = "SELECT " + memoryColumns + " FROM " + memoriesTable +
-		" WHERE owner = $1 AND namespace = $2 AND content_hash = $3 ORDER BY created_at, id LIMIT 1"
-	sqlMemoryCount     = "SELECT count(*) FROM " + memoriesTable + " WHERE owner = $1 AND namespace = $2"
+	// sqlMemoryProbe is what a new write needs to know, in one round
+	// trip: the namespace's entries, and the id already holding the
+	// content (dedup), if any.
+	sqlMemoryProbe = "SELECT (SELECT count(*) FROM " + memoriesTable + " WHERE owner = $1 AND namespace = $2)," +
+		" (SELECT id FROM " + memoriesTable + " WHERE owner = $1 AND namespace = $2 AND content_hash = $3 ORDER BY created_at, id LIMIT 1)"
+	sqlMemoryByID = "SELECT " + memoryColumns + " FROM " + memoriesTable +
+		" WHERE owner = $1 AND namespace = $2 AND id = $3"
 	sqlNamespaceCount  = "SELECT count(DISTINCT namespace) FROM " + memoriesTable + " WHERE owner = $1"
 	sqlMemorySizeForID = "SELECT octet_length(content) + coalesce(octet_length(metadata), 0) FROM " + memoriesTable +
 		" WHERE owner = $1 AND namespace = $2 AND id = $3 FOR UPDATE"
-	sqlMemoryInsert = "INSERT INTO " + memoriesTable +
+	// The writes of a record also set the owner's usage ($12), in the
+	// same statement; $13 is the embedding.
+	withUsage       = "WITH usage AS (UPDATE " + ownersTable + " SET used_bytes = $12 WHERE owner = $1) "
+	sqlMemoryInsert = withUsage + "INSERT INTO " + memoriesTable +
 		" (owner, namespace, id, content, metadata, content_hash, terms, created_at, updated_at, written_by_tool, written_by_caller, written_at)" +
 		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11) RETURNING " + memoryColumns
-	sqlMemoryInsertEmbedded = "INSERT INTO " + memoriesTable +
+	sqlMemoryInsertEmbedded = withUsage + "INSERT INTO " + memoriesTable +
 		" (owner, namespace, id, content, metadata, content_hash, terms, created_at, updated_at, written_by_tool, written_by_caller, written_at, embedding)" +
-		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $12) RETURNING " + memoryColumns
-	sqlMemoryUpdate = "UPDATE " + memoriesTable +
+		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10, $11, $13) RETURNING " + memoryColumns
+	sqlMemoryUpdate = withUsage + "UPDATE " + memoriesTable +
 		" SET content = $4, metadata = $5, content_hash = $6, terms = $7, updated_at = $8, written_by_tool = $9, written_by_caller = $10, written_at = $11" +
 		" WHERE owner = $1 AND namespace = $2 AND id = $3 RETURNING " + memoryColumns
-	sqlMemoryUpdateEmbedded = "UPDATE " + memoriesTable +
-		" SET content = $4, metadata = $5, content_hash = $6, terms = $7, updated_at = $8, written_by_tool = $9, written_by_caller = $10, written_at = $11, embedding = $12" +
+	sqlMemoryUpdateEmbedded = withUsage + "UPDATE " + memoriesTable +
+		" SET content = $4, metadata = $5, content_hash = $6, terms = $7, updated_at = $8, written_by_tool = $9, written_by_caller = $10, written_at = $11, embedding = $13" +
 		" WHERE owner = $1 AND namespace = $2 AND id = $3 RETURNING " + memoryColumns
 	sqlMemoryDelete = "DELETE FROM " + memoriesTable +
 		" WHERE owner = $1 AND namespace = $2 AND id = $3 RETURNING octet_length(content) + coalesce(octet_length(metadata), 0)"
@@ -89,9 +96,13 @@ var (
 	sqlMemorySemantic = "SELECT " + memoryColumns + ", 1 - (embedding <=> $3) AS score FROM " + memoriesTable +
 		" WHERE owner = $1 AND namespace = $2 AND embedding IS NOT NULL ORDER BY embedding <=> $3, updated_at DESC, created_at, id LIMIT $4"
 
-	sqlKVReap   = "DELETE FROM " + kvTable + " WHERE owner = $1 AND expires_at <= $2"
-	sqlKVExists = "SELECT EXISTS (SELECT 1 FROM " + kvTable + " WHERE owner = $1 AND key = $2)"
-	sqlKVCount  = "SELECT count(*) FROM " + kvTable + " WHERE owner = $1"
+	// sqlKVReapAndCount reaps the owner's keys expired as of $2 and, in
+	// the same round trip, counts the live ones and says whether $3 is one
+	// of them (the statement's reads do not see its own delete, hence the
+	// live filter).
+	sqlKVReapAndCount = "WITH reaped AS (DELETE FROM " + kvTable + " WHERE owner = $1 AND expires_at <= $2)" +
+		" SELECT count(*), coalesce(bool_or(key = $3), false) FROM " + kvTable +
+		" WHERE owner = $1 AND (expires_at IS NULL OR expires_at > $2)"
 	sqlKVUpsert = "INSERT INTO " + kvTable + " (owner, key, value, expires_at, updated_at, written_by_tool, written_by_caller, written_at)" +
 		" VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (owner, key) DO UPDATE SET value = EXCLUDED.value, expires_at = EXCLUDED.expires_at," +
 		" updated_at = EXCLUDED.updated_at, written_by_tool = EXCLUDED.written_by_tool, written_by_caller = EXCLUDED.written_by_caller, written_at = EXCLUDED.written_at"
@@ -268,25 +279,20 @@ func (m *MemoryStore) Store(ctx context.Context, owner string, w ports.MemoryWri
 				return &ports.MemoryLimitError{Var: "ARROWHEAD_MEMORY_QUOTA_BYTES"}
 			}
 			stmt := sqlMemoryUpdate
+			args = append(args, used)
 			if embedding != nil {
 				stmt, args = sqlMemoryUpdateEmbedded, append(args, embedding)
 			}
-			if out, err = scanRecord(tx.QueryRow(ctx, stmt, args...)); err != nil {
-				return err
-			}
-			_, err = tx.Exec(ctx, sqlOwnerUsage, owner, used)
-			return err
-		}
-		existing, err := scanRecord(tx.QueryRow(ctx, sqlMemoryByHash, owner, w.Namespace, w.Hash))
-		switch {
-		case err == nil:
-			out = existing
-			return nil
-		case !errors.Is(err, pgx.ErrNoRows):
+			out, err = scanRecord(tx.QueryRow(ctx, stmt, args...))
 			return err
 		}
 		var entries int
-		if err := tx.QueryRow(ctx, sqlMemoryCount, owner, w.Namespace).Scan(&entries); err != nil {
+		var holder *string
+		if err := tx.QueryRow(ctx, sqlMemoryProbe, owner, w.Namespace, w.Hash).Scan(&entries, &holder); err != nil {
+			return err
+		}
+		if holder != nil {
+			out, err = scanRecord(tx.QueryRow(ctx, sqlMemoryByID, owner, w.Namespace, *holder))
 			return err
 		}
 		if entries == 0 && lim.MaxNamespaces > 0 {
@@ -307,6 +313,7 @@ func (m *MemoryStore) Store(ctx context.Context, owner string, w ports.MemoryWri
 		}
 		args[2] = w.NewID
 		stmt := sqlMemoryInsert
+		args = append(args, used)
 		if embedding != nil {
 			stmt, args = sqlMemoryInsertEmbedded, append(args, embedding)
 		}
@@ -314,8 +321,7 @@ func (m *MemoryStore) Store(ctx context.Context, owner string, w ports.MemoryWri
 			return err
 		}
 		created = true
-		_, err = tx.Exec(ctx, sqlOwnerUsage, owner, used)
-		return err
+		return nil
 	})
 	if err != nil {
 		return ports.MemoryRecord{}, false, err
@@ -423,23 +429,13 @@ func (m *MemoryStore) KVSet(ctx context.Context, owner string, e ports.KVEntry, 
 			return err
 		}
 		now := e.UpdatedAt.UTC()
-		if _, err := tx.Exec(ctx, sqlKVReap, owner, now); err != nil {
+		var live int
+		var exists bool
+		if err := tx.QueryRow(ctx, sqlKVReapAndCount, owner, now, e.Key).Scan(&live, &exists); err != nil {
 			return err
 		}
-		if lim.MaxKeys > 0 {
-			var exists bool
-			if err := tx.QueryRow(ctx, sqlKVExists, owner, e.Key).Scan(&exists); err != nil {
-				return err
-			}
-			if !exists {
-				var n int
-				if err := tx.QueryRow(ctx, sqlKVCount, owner).Scan(&n); err != nil {
-					return err
-				}
-				if n >= lim.MaxKeys {
-					return &ports.MemoryLimitError{Var: "ARROWHEAD_KV_MAX_KEYS"}
-				}
-			}
+		if lim.MaxKeys > 0 && !exists && live >= lim.MaxKeys {
+			return &ports.MemoryLimitError{Var: "ARROWHEAD_KV_MAX_KEYS"}
 		}
 		var expires any // NULL: no TTL
 		if !e.ExpiresAt.IsZero() {
