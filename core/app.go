@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/internal/chainonly"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -279,6 +280,10 @@ func WithProgress(fn func(done, total float64, message string)) CallOption {
 	return func(o *callOptions) { o.progress = fn }
 }
 
+// invokeTool validates a call's arguments and runs the tool's handler. It is
+// the only way to run one, and only the chain below holds it.
+var invokeTool = chainonly.Take[func(catalog.ToolSpec, context.Context, catalog.Call, map[string]any) (catalog.Result, error)]()
+
 // Call runs the named tool as p through the guard chain. args is a JSON
 // object as json.RawMessage, []byte or string, or any other value that
 // marshals to one (a map or a struct).
@@ -311,7 +316,7 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 		if argErr != nil {
 			return argErr
 		}
-		r, err := e.spec.Invoke(ctx, catalog.Call{
+		r, err := invokeTool(e.spec, ctx, catalog.Call{
 			Principal:  p,
 			Caps:       o.caps,
 			Inputs:     o.inputs,

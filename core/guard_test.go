@@ -12,6 +12,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/tools/coretools"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
@@ -343,6 +344,32 @@ func BenchmarkChainOverhead(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := f.app.Call(ctx, reader, "echo", args); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkCalculateHandlerOnly is calculate's validation and handler
+// without the chain. adapters/wire's BenchmarkCallGuarded is the same call
+// through the whole chain with the real adapters; their difference is what
+// the chain adds per call (budget: 15 µs).
+func BenchmarkCalculateHandlerOnly(b *testing.B) {
+	var spec catalog.ToolSpec
+	for _, t := range coretools.Family.Bind(settings.Defaults(), coretools.Ports{}).Tools {
+		if t.Name() == "calculate" {
+			spec = t
+		}
+	}
+	args := json.RawMessage(`{"expression":"2 * (3 + 4)"}`)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		var parsed map[string]any
+		if err := json.Unmarshal(args, &parsed); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := core.InvokeTool(spec, ctx, catalog.Call{Principal: ports.Operator()}, parsed); err != nil {
 			b.Fatal(err)
 		}
 	}

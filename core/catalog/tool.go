@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/arrowhead-go/arrowhead/core/internal/chainonly"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -139,12 +140,12 @@ func Define[In, Out any](def ToolDef) Tool[In, Out] {
 // snapshot or the integrity digest reads. Invoking it fails.
 func (t Tool[In, Out]) Spec() ToolSpec { return t.spec }
 
-// Bind returns the spec served by h. Invoke validates the arguments against
+// Bind returns the spec served by h. A call validates the arguments against
 // the input schema, decodes them into In once, runs h and renders its Out.
 func (t Tool[In, Out]) Bind(h Handler[In, Out]) ToolSpec {
 	s := t.spec
 	name := s.def.Name
-	s.invoke = func(ctx context.Context, call Call, args map[string]any) (Result, error) {
+	s.run = func(ctx context.Context, call Call, args map[string]any) (Result, error) {
 		var in In
 		if err := decode(reflect.ValueOf(&in).Elem(), args); err != nil {
 			return Result{}, err
@@ -170,7 +171,7 @@ func (t Tool[In, Out]) Bind(h Handler[In, Out]) ToolSpec {
 // choose it in one place, from their optional ports.
 func (t Tool[In, Out]) NotConfigured(message string) ToolSpec {
 	s := t.spec
-	s.invoke = func(context.Context, Call, map[string]any) (Result, error) {
+	s.run = func(context.Context, Call, map[string]any) (Result, error) {
 		return Result{}, Unavailable(message)
 	}
 	return s
@@ -180,9 +181,10 @@ func (t Tool[In, Out]) NotConfigured(message string) ToolSpec {
 // unexported so a spec cannot exist without going through Define; Check
 // proves it has a family, a scope, a rate ceiling and describable types.
 type ToolSpec struct {
-	def    ToolDef
-	shape  *shape
-	invoke func(ctx context.Context, call Call, args map[string]any) (Result, error)
+	def   ToolDef
+	shape *shape
+	// run decodes the arguments into the input type and runs the handler.
+	run func(ctx context.Context, call Call, args map[string]any) (Result, error)
 }
 
 // shape holds a tool's types and the schemas derived from them, once.
@@ -295,26 +297,29 @@ func (t ToolSpec) schemas() *shape {
 }
 
 // Bound reports whether the spec has a handler (Bind or NotConfigured).
-func (t ToolSpec) Bound() bool { return t.invoke != nil }
+func (t ToolSpec) Bound() bool { return t.run != nil }
 
 // IsZero reports whether the spec was never built.
 func (t ToolSpec) IsZero() bool { return t.def.Name == "" }
 
-// Invoke validates args (a decoded JSON object, numbers as json.Number)
-// against the input schema and runs the bound handler. The guard chain calls
-// it after admission; a family's tests call it to exercise one tool alone.
-func (t ToolSpec) Invoke(ctx context.Context, call Call, args map[string]any) (Result, error) {
+// invoke validates args (a decoded JSON object, numbers as json.Number)
+// against the input schema and runs the bound handler. Only the guard chain
+// can call it, after admission (see core/internal/chainonly): every call
+// from Go code goes through core.App.
+func (t ToolSpec) invoke(ctx context.Context, call Call, args map[string]any) (Result, error) {
 	if args == nil {
 		args = map[string]any{}
 	}
 	if err := t.Input().Validate(args); err != nil {
 		return Result{}, Invalid("%s", Sentence(err.Error()))
 	}
-	if t.invoke == nil {
+	if t.run == nil {
 		return Result{}, ErrNotBound
 	}
-	return t.invoke(ctx, call, args)
+	return t.run(ctx, call, args)
 }
+
+func init() { chainonly.Publish(ToolSpec.invoke) }
 
 // Sentence renders a caller-safe reason as a message: capitalised, with a
 // full stop.

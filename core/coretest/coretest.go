@@ -11,7 +11,16 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
+
+// Deps are the dependencies of an App serving members under s with test
+// doubles: authorizer, a counting rate store, a recording audit sink,
+// no-op telemetry and the system clock.
+func Deps(s *settings.Settings, authorizer ports.Authorizer, members ...core.Member) core.Deps {
+	return core.Deps{Settings: s, Authorizer: authorizer, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
+		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{}, Families: members}
+}
 
 // Family serves c (bound tools, resources, prompts) as a family with no
 // ports, under id.

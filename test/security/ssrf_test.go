@@ -24,11 +24,14 @@ import (
 	"time"
 
 	"github.com/arrowhead-go/arrowhead/adapters/httpx"
+	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/coretools"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
 // corpusAllowedHost is the only host of the allowlist corpus's adapter.
@@ -267,23 +270,24 @@ func TestSSRFCorpusAgainstTheEgressAdapter(t *testing.T) {
 	}
 }
 
-// TestSSRFCorpusThroughSafeFetch runs the corpus through the tool itself
-// (schema validation, then the handler) over the real adapter: every payload
-// is a validation refusal whose message echoes nothing.
+// TestSSRFCorpusThroughSafeFetch runs the corpus through the tool itself,
+// by way of the guard chain (schema validation, then the handler), over the
+// real adapter: every payload is a validation refusal whose message echoes
+// nothing.
 func TestSSRFCorpusThroughSafeFetch(t *testing.T) {
 	e, err := httpx.New(httpx.Config{}, loadResolver(t, false))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var spec catalog.ToolSpec
-	for _, t := range coretools.Family.Bind(settings.Defaults(), coretools.Ports{Egress: e}).Tools {
-		if t.Name() == "safe_fetch" {
-			spec = t
-		}
+	s := settings.Defaults()
+	s.RateLimitEnabled = false
+	app, err := core.New(coretest.Deps(s, portstest.AllowAll{}, coretools.Family.With(coretools.Ports{Egress: e, Sandbox: &portstest.FileJail{}})))
+	if err != nil {
+		t.Fatal(err)
 	}
 	for _, p := range append(loadPayloads(t, "ssrf_payloads.txt"), generatedPayloads()...) {
 		t.Run(p.name(), func(t *testing.T) {
-			_, err := spec.Invoke(cancelled(), catalog.Call{}, map[string]any{"url": p.text})
+			_, err := app.Call(cancelled(), ports.Operator(), "safe_fetch", map[string]any{"url": p.text})
 			te, ok := catalog.AsToolError(err)
 			if !ok || te.Kind != catalog.KindValidation {
 				t.Fatalf("payload not refused as invalid: %v", err)

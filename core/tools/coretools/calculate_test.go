@@ -6,34 +6,49 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/coretools"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
-// tool returns the named tool of the core family bound to p.
-func tool(t *testing.T, s *settings.Settings, p coretools.Ports, name string) catalog.ToolSpec {
+// served is one tool of the core family, served by an App: tests call it
+// through the guard chain, as every caller does.
+type served struct {
+	catalog.ToolSpec
+	app *core.App
+}
+
+// tool returns the named tool of the core family bound to p; the ports p
+// leaves nil are doubles that serve nothing.
+func tool(t *testing.T, s *settings.Settings, p coretools.Ports, name string) served {
 	t.Helper()
-	for _, spec := range coretools.Family.Bind(s, p).Tools {
-		if spec.Name() == name {
-			return spec
+	if p.Egress == nil {
+		p.Egress = &portstest.Egress{}
+	}
+	if p.Sandbox == nil {
+		p.Sandbox = &portstest.FileJail{}
+	}
+	app, err := core.New(coretest.Deps(s, portstest.AllowAll{}, coretools.Family.With(p)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bound := range app.Tools() {
+		if bound.Spec.Name() == name {
+			return served{bound.Spec, app}
 		}
 	}
 	t.Fatalf("no tool %s", name)
-	return catalog.ToolSpec{}
+	return served{}
 }
 
-func invoke(t *testing.T, spec catalog.ToolSpec, args string) (catalog.Result, error) {
+// invoke calls spec as the local operator with args, a JSON object.
+func invoke(t *testing.T, spec served, args string) (catalog.Result, error) {
 	t.Helper()
-	dec := json.NewDecoder(strings.NewReader(args))
-	dec.UseNumber()
-	var parsed map[string]any
-	if err := dec.Decode(&parsed); err != nil {
-		t.Fatal(err)
-	}
-	return spec.Invoke(t.Context(), catalog.Call{Principal: ports.Operator()}, parsed)
+	return spec.app.Call(t.Context(), ports.Operator(), spec.Name(), args)
 }
 
 func TestCalculate(t *testing.T) {
@@ -124,7 +139,7 @@ func TestReadFile(t *testing.T) {
 	}
 	other := errors.New("disk on fire at /var/secret")
 	_, err = invoke(t, tool(t, settings.Defaults(), coretools.Ports{Sandbox: &portstest.FileJail{Err: other}}, "read_file"), `{"path":"a.txt"}`)
-	if _, ok := catalog.AsToolError(err); ok {
-		t.Fatal("an unexpected jail error must reach the boundary to be masked, not be passed as a deliberate refusal")
+	if te, _ := catalog.AsToolError(err); te == nil || te.Kind != catalog.KindInternal || te.Message != catalog.MsgInternal {
+		t.Fatalf("an unexpected jail error must reach the boundary to be masked, not be passed as a deliberate refusal: %v", err)
 	}
 }

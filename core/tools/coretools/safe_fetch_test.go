@@ -30,14 +30,14 @@ func fetchSettings() *settings.Settings {
 	return s
 }
 
-func safeFetch(t *testing.T, s *settings.Settings, eg ports.Egress) catalog.ToolSpec {
+func safeFetch(t *testing.T, s *settings.Settings, eg ports.Egress) served {
 	t.Helper()
 	return tool(t, s, coretools.Ports{Egress: eg}, "safe_fetch")
 }
 
-func callFetch(t *testing.T, spec catalog.ToolSpec, rawURL string) (catalog.Result, error) {
+func callFetch(t *testing.T, spec served, rawURL string) (catalog.Result, error) {
 	t.Helper()
-	return spec.Invoke(context.Background(), catalog.Call{}, map[string]any{"url": rawURL})
+	return spec.app.Call(context.Background(), ports.Operator(), spec.Name(), map[string]any{"url": rawURL})
 }
 
 func wantToolError(t *testing.T, err error, kind catalog.RefusalKind, message string) *catalog.ToolError {
