@@ -21,6 +21,8 @@ import (
 	"github.com/lestrrat-go/jwx/v2/jwa"
 	"github.com/lestrrat-go/jwx/v2/jwk"
 	"github.com/lestrrat-go/jwx/v2/jws"
+
+	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
 const (
@@ -64,25 +66,7 @@ func mustEC(c elliptic.Curve) *ecdsa.PrivateKey {
 	return k
 }
 
-// fakeClock is a settable clock safe for concurrent use.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *fakeClock { return &fakeClock{now: epoch} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+func newClock() *portstest.Clock { return &portstest.Clock{T: epoch} }
 
 // claims returns a valid claim set at epoch.
 func claims() map[string]any {
@@ -261,7 +245,7 @@ func standardSet(t *testing.T) []byte {
 }
 
 // newJWKSVerifier returns a verifier over ks with a fake clock.
-func newJWKSVerifier(t *testing.T, ks *keyServer, clock *fakeClock, mod func(*Config)) *Verifier {
+func newJWKSVerifier(t *testing.T, ks *keyServer, clock *portstest.Clock, mod func(*Config)) *Verifier {
 	t.Helper()
 	cfg := Config{
 		Issuer:   testIssuer,

@@ -12,17 +12,10 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
-// fakeClock is a manually advanced clock, safe for concurrent use.
-type fakeClock struct{ ns atomic.Int64 }
-
-func newFakeClock() *fakeClock { return &fakeClock{} }
-
-func (c *fakeClock) Now() time.Time          { return time.Unix(1_700_000_000, c.ns.Load()) }
-func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
-
-var _ ports.Clock = (*fakeClock)(nil)
+func newFakeClock() *portstest.Clock { return &portstest.Clock{T: time.Unix(1_700_000_000, 0)} }
 
 func take(t *testing.T, s *inmem.RateStore, key string, perMinute int) ports.RateDecision {
 	t.Helper()

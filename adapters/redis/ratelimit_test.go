@@ -19,12 +19,10 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
-type fakeClock struct{ ns atomic.Int64 }
-
-func (c *fakeClock) Now() time.Time          { return time.Unix(1_700_000_000, c.ns.Load()) }
-func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+func newFakeClock() *portstest.Clock { return &portstest.Clock{T: time.Unix(1_700_000_000, 0)} }
 
 // recordingStore is a fallback double: it records every call and answers
 // with a fixed decision.
@@ -170,7 +168,7 @@ func TestRedisKeyIsPrefixedHashedAndStable(t *testing.T) {
 func TestTakeFallsBackWhenRedisIsDown(t *testing.T) {
 	client, counter := deadClient(t)
 	fallback := &recordingStore{decision: ports.RateDecision{Allowed: true}}
-	s := newStore(t, client, fallback, redis.WithClock(&fakeClock{}))
+	s := newStore(t, client, fallback, redis.WithClock(newFakeClock()))
 
 	d, err := s.Take(context.Background(), "alice\x00tool\x00calculate", 30)
 	if err != nil {
@@ -207,7 +205,7 @@ func TestFallbackRefusalEndsTheCheck(t *testing.T) {
 
 func TestDegradedStoreRetriesRedisOncePerInterval(t *testing.T) {
 	client, counter := deadClient(t)
-	clock := &fakeClock{}
+	clock := newFakeClock()
 	fallback := &recordingStore{decision: ports.RateDecision{Allowed: true}}
 	s := newStore(t, client, fallback, redis.WithClock(clock), redis.WithRetryInterval(time.Second))
 	ctx := context.Background()
