@@ -263,9 +263,7 @@ func TestFamilyGate(t *testing.T) {
 			ID: catalog.FamilyExec, Gate: func(s *settings.Settings) bool { return s.ExecEnabled },
 			Declare: tool, Bind: func(s *settings.Settings, _ struct{}) core.Components { return tool(s) },
 		}
-		app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-			Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-			Families: []core.Member{gated.With(struct{}{})}})
+		app, err := core.New(coretest.Deps(s, portstest.AllowAll{}, gated.With(struct{}{})))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,10 +14,10 @@ import (
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/assist"
 	"github.com/arrowhead-go/arrowhead/ports"
-	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
 // fakeModel answers with Answer (or Err) and records every request.
@@ -83,9 +83,7 @@ func newApp(t testing.TB, model ports.Completer, vars map[string]string) *core.A
 	if model != nil {
 		p.Completer = model
 	}
-	app, err := core.New(core.Deps{Settings: s, Authorizer: pol, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-		Families: []core.Member{assist.Family.With(p)}})
+	app, err := core.New(coretest.Deps(s, pol, assist.Family.With(p)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/coretools"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -291,9 +292,7 @@ func TestSafeFetchArgumentsAndDependencies(t *testing.T) {
 // TestTheFamilyRefusesAMissingPort: a server assembled without the egress
 // path does not start (it used to start and refuse every safe_fetch).
 func TestTheFamilyRefusesAMissingPort(t *testing.T) {
-	_, err := core.New(core.Deps{Settings: settings.Defaults(), Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{},
-		Audit: &portstest.Audit{}, Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-		Families: []core.Member{coretools.Family.With(coretools.Ports{Sandbox: &portstest.FileJail{}})}})
+	_, err := core.New(coretest.Deps(settings.Defaults(), portstest.AllowAll{}, coretools.Family.With(coretools.Ports{Sandbox: &portstest.FileJail{}})))
 	if !errors.Is(err, core.ErrMissingDependency) || !strings.Contains(err.Error(), "Egress") {
 		t.Fatalf("got %v, want a missing-dependency error naming Egress", err)
 	}

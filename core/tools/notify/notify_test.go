@@ -11,6 +11,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/notify"
@@ -60,9 +61,7 @@ func newEnv(t *testing.T, policy string, signed bool, vars map[string]string) en
 			t.Fatal(err)
 		}
 	}
-	app, err := core.New(core.Deps{Settings: s, Authorizer: pol, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-		Families: []core.Member{notify.Family.With(p)}})
+	app, err := core.New(coretest.Deps(s, pol, notify.Family.With(p)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,9 +190,7 @@ func TestNotifyFamilyGatedByAllowlist(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-		Families: []core.Member{notify.Family.With(notify.Ports{})}})
+	app, err := core.New(coretest.Deps(s, portstest.AllowAll{}, notify.Family.With(notify.Ports{})))
 	if err != nil {
 		t.Fatalf("an ungated family with no ports must not be bound: %v", err)
 	}

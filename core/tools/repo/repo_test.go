@@ -18,6 +18,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/repo"
 	"github.com/arrowhead-go/arrowhead/policies"
@@ -70,9 +71,7 @@ func newEnv(t testing.TB, root string, vars map[string]string, files map[string]
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := core.New(core.Deps{Settings: s, Authorizer: pol, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-		Families: []core.Member{repo.Family.With(repo.Ports{Repo: store, Authorizer: pol, Tagger: tagger})}})
+	app, err := core.New(coretest.Deps(s, pol, repo.Family.With(repo.Ports{Repo: store, Authorizer: pol, Tagger: tagger})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -450,9 +449,7 @@ func TestNotConfiguredWithoutARepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-		Families: []core.Member{repo.Family.With(repo.Ports{Authorizer: portstest.AllowAll{}})}})
+	app, err := core.New(coretest.Deps(s, portstest.AllowAll{}, repo.Family.With(repo.Ports{Authorizer: portstest.AllowAll{}})))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -463,9 +460,7 @@ func TestNotConfiguredWithoutARepository(t *testing.T) {
 			t.Errorf("%s without a repository: %v", tool, err)
 		}
 	}
-	if _, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-		Families: []core.Member{repo.Family.With(repo.Ports{})}}); err == nil || !strings.Contains(err.Error(), "Authorizer") {
+	if _, err := core.New(coretest.Deps(s, portstest.AllowAll{}, repo.Family.With(repo.Ports{}))); err == nil || !strings.Contains(err.Error(), "Authorizer") {
 		t.Errorf("a repo family without an authorizer was built: %v", err)
 	}
 }
