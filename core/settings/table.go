@@ -291,9 +291,9 @@ func (s *Settings) vars() []*Var {
 		),
 		in(Section{Title: "Agent memory and scratchpad", About: "Owner-scoped memories in namespaces, and an exact-key scratchpad, with the bounds that keep one caller from growing them without limit."},
 			text("ARROWHEAD_MEMORY_ROOT", "memory", &s.MemoryRoot, nonEmpty).
-				means("The seed's file memory backend directory; this server keeps memories in the embedded store under ARROWHEAD_DATA_DIR instead and does not read it."),
+				means("The seed's file memory backend directory; this server keeps memories in the embedded store under ARROWHEAD_DATA_DIR (or in PostgreSQL with ARROWHEAD_MEMORY_DSN) and does not read it."),
 			secretText("ARROWHEAD_MEMORY_DSN", "", &s.MemoryDSN, optional(dsn)).
-				means("A write-capable PostgreSQL URL for memories, apart from the read-only SQL DSN; empty keeps them in the embedded store."),
+				means("A write-capable PostgreSQL URL for memories, apart from the read-only SQL DSN (run arrowhead migrate with it first); recall is semantic there once ARROWHEAD_EMBEDDING_PROVIDER is http. Empty keeps memories in the embedded store, recalled by keyword."),
 			integer("ARROWHEAD_MEMORY_MAX_CONTENT_BYTES", "100000", &s.MemoryMaxContentBytes).
 				means("The largest memory content, in bytes."),
 			integer("ARROWHEAD_MEMORY_MAX_METADATA_BYTES", "4096", &s.MemoryMaxMetadataBytes).
