@@ -43,10 +43,9 @@ const (
 	// the scheduler's interval waits in the queue for its time, and this
 	// poll bounds how late it is picked up.
 	fetchPollInterval = 200 * time.Millisecond
-	// schedulerLead is River's scheduler interval (it moves scheduled jobs
-	// to the queue every 5 s): a timer's job is scheduled this much before
-	// the timer is due, and its worker waits out the rest, so the timer
-	// fires within fetchPollInterval of its time.
+	// schedulerLead is River's scheduler interval: every 5 s it queues the
+	// scheduled jobs due within the next 5 s, keeping their times, and a
+	// worker claims each when due; see insertTimer.
 	schedulerLead = 5 * time.Second
 
 	// taskTimeout bounds one task's work; its context ends then and the
@@ -292,12 +291,17 @@ func (r *TaskRegistry) Schedule(ctx context.Context, nt ports.NewTimer) (ports.T
 	return task, nil
 }
 
-// insertTimer writes a pending timer and its job, scheduled schedulerLead
-// before it is due (the worker waits out the rest).
+// insertTimer writes a pending timer and its job. A timer due beyond the
+// scheduler's interval is a job scheduled at its due time: River's
+// scheduler queues it up to one interval early (keeping its time) and a
+// worker claims it when due, so no replica holds it before then. One due
+// sooner would wait for the scheduler's next pass, so its job is queued at
+// once and its worker puts it back until due (River snoozes it, keeping
+// it in the queue at its time).
 func (r *TaskRegistry) insertTimer(ctx context.Context, tx pgx.Tx, task ports.Task) error {
 	opts := &river.InsertOpts{Queue: timersQueue}
-	if at := task.DueAt.Add(-schedulerLead); at.After(time.Now()) {
-		opts.ScheduledAt = at
+	if time.Until(task.DueAt) > schedulerLead {
+		opts.ScheduledAt = task.DueAt
 	}
 	return r.insert(ctx, tx, task, timerArgs{Owner: task.Owner, TaskID: task.ID}, opts)
 }

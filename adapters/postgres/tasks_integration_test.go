@@ -147,7 +147,9 @@ func TestIntegrationTasksAcrossReplicas(t *testing.T) {
 		t.Fatal("the cancelled work never stopped")
 	}
 
-	timer, err := a.Schedule(ctx, ports.NewTimer{Principal: tasktest.Alice, Payload: []byte(`{"wake":1}`), DueAt: time.Now().Add(time.Second)})
+	// Due beyond River's scheduler interval: a scheduled job no replica
+	// holds before its time.
+	timer, err := a.Schedule(ctx, ports.NewTimer{Principal: tasktest.Alice, Payload: []byte(`{"wake":1}`), DueAt: time.Now().Add(schedulerLead + time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}

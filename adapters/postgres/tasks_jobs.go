@@ -175,8 +175,8 @@ type timerWorker struct {
 // Work completes the pending timer with its payload and, for a repeating
 // one, records the next occurrence and its job, all in one transaction: a
 // timer fires once, on whichever replica runs its job. A job picked up
-// before the timer is due (it is scheduled schedulerLead early) waits in
-// the queue for the rest.
+// before the timer is due (a timer due soon is queued at once) goes back to
+// the queue until then.
 func (w *timerWorker) Work(ctx context.Context, job *river.Job[timerArgs]) error {
 	r := w.r
 	owner, id := job.Args.Owner, job.Args.TaskID
