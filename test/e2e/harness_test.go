@@ -170,11 +170,18 @@ const (
 // static public key) unless extra turns auth off.
 func startHTTP(t *testing.T, extra map[string]string) *server {
 	t.Helper()
-	dir := t.TempDir()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return startHTTPWithKey(t, key, extra)
+}
+
+// startHTTPWithKey is startHTTP trusting key's tokens: replicas that share
+// a key accept the same tokens.
+func startHTTPWithKey(t *testing.T, key *rsa.PrivateKey, extra map[string]string) *server {
+	t.Helper()
+	dir := t.TempDir()
 	der, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
 	if err != nil {
 		t.Fatal(err)
