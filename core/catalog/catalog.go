@@ -9,7 +9,6 @@ package catalog
 
 import (
 	"context"
-	"time"
 
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -176,11 +175,6 @@ type Completion struct {
 
 // CompletionHandler serves argument completion.
 type CompletionHandler func(ctx context.Context, call CompletionCall) (Completion, error)
-
-// TimeoutFromSeconds converts a float seconds setting into a duration.
-func TimeoutFromSeconds(s float64) time.Duration {
-	return time.Duration(s * float64(time.Second))
-}
 
 // Arg returns the declared argument named name, or nil.
 func (p PromptSpec) Arg(name string) *PromptArg {
