@@ -90,7 +90,7 @@ func OpenTaskRegistry(ctx context.Context, ns *bolt.Namespace, cfg ports.TaskCon
 	}
 	r := &TaskRegistry{ns: ns, limits: l, workers: cfg.Workers, clock: clock,
 		slots: make(chan struct{}, DefaultTaskWorkers), wake: make(chan struct{}, 1)}
-	if err := r.recover(ctx); err != nil {
+	if err := r.recoverInterrupted(ctx); err != nil {
 		return nil, err
 	}
 	r.ctx, r.stop = context.WithCancel(context.WithoutCancel(ctx))
@@ -388,10 +388,10 @@ func (r *TaskRegistry) Cancel(ctx context.Context, owner, id string) (ports.Task
 	return task, nil
 }
 
-// recover fails the tasks the previous process left working (a timer
+// recoverInterrupted fails the tasks the previous process left working (a timer
 // stays pending: the timer loop fires it, late if its time has passed)
 // and purges expired finished tasks.
-func (r *TaskRegistry) recover(ctx context.Context) error {
+func (r *TaskRegistry) recoverInterrupted(ctx context.Context) error {
 	now := r.now()
 	var dirty bool
 	err := r.ns.View(ctx, func(root *bbolt.Bucket) error {
