@@ -41,7 +41,7 @@ func Docs() []Doc {
 	vars := s.vars()
 	out := make([]Doc, len(vars))
 	for i, v := range vars {
-		out[i] = Doc{Name: v.Name, Default: v.Default, Type: v.Type, Rule: v.Rule, Meaning: v.Meaning,
+		out[i] = Doc{Name: v.Name, Default: v.Default, Type: v.Type, Rule: v.Rule(), Meaning: v.Meaning,
 			Secret: v.Secret, Extension: slices.Contains(Extensions, v.Name), Section: v.Section}
 	}
 	return out

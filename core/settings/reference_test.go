@@ -54,42 +54,42 @@ func TestRulesSayWhatTheParserChecks(t *testing.T) {
 	checked := 0
 	for _, v := range s.vars() {
 		accepts := func(raw string) bool { return v.parse(raw) == nil }
-		if m := between.FindStringSubmatch(v.Rule); m != nil {
+		if m := between.FindStringSubmatch(v.Rule()); m != nil {
 			lo, _ := strconv.Atoi(m[1])
 			hi, _ := strconv.Atoi(m[2])
 			for raw, want := range map[string]bool{fmt.Sprint(lo - 1): false, fmt.Sprint(lo): true, fmt.Sprint(hi): true, fmt.Sprint(hi + 1): false} {
 				if accepts(raw) != want {
-					t.Errorf("%s says %q, but %s is accepted=%v", v.Name, v.Rule, raw, !want)
+					t.Errorf("%s says %q, but %s is accepted=%v", v.Name, v.Rule(), raw, !want)
 				}
 			}
 			checked++
 			continue
 		}
-		if m := atLeast.FindStringSubmatch(v.Rule); m != nil {
+		if m := atLeast.FindStringSubmatch(v.Rule()); m != nil {
 			lo, _ := strconv.Atoi(m[1])
 			if accepts(fmt.Sprint(lo-1)) || !accepts(fmt.Sprint(lo)) || !accepts(fmt.Sprint(lo+1_000_000)) {
-				t.Errorf("%s says %q, which the parser does not hold to", v.Name, v.Rule)
+				t.Errorf("%s says %q, which the parser does not hold to", v.Name, v.Rule())
 			}
 			checked++
 			continue
 		}
-		if m := choice.FindStringSubmatch(v.Rule); m != nil && v.Type == "string" {
+		if m := choice.FindStringSubmatch(v.Rule()); m != nil && v.Type == "string" {
 			for _, value := range strings.Split(m[2], ", ") {
 				if !accepts(value) {
-					t.Errorf("%s says %q, but refuses %s", v.Name, v.Rule, value)
+					t.Errorf("%s says %q, but refuses %s", v.Name, v.Rule(), value)
 				}
 			}
 			if accepts("not-" + m[2]) {
-				t.Errorf("%s says %q, but accepts another value", v.Name, v.Rule)
+				t.Errorf("%s says %q, but accepts another value", v.Name, v.Rule())
 			}
 			if accepts("") != (m[1] != "") {
-				t.Errorf("%s says %q, but the empty value is accepted=%v", v.Name, v.Rule, accepts(""))
+				t.Errorf("%s says %q, but the empty value is accepted=%v", v.Name, v.Rule(), accepts(""))
 			}
 			checked++
 			continue
 		}
-		if strings.HasPrefix(v.Rule, "empty, or ") && !accepts("") {
-			t.Errorf("%s says %q, but refuses the empty value", v.Name, v.Rule)
+		if strings.HasPrefix(v.Rule(), "empty, or ") && !accepts("") {
+			t.Errorf("%s says %q, but refuses the empty value", v.Name, v.Rule())
 		}
 	}
 	if checked < 50 {

@@ -24,13 +24,35 @@ type Var struct {
 	Section Section
 	// Meaning is one sentence on what the variable does.
 	Meaning string
-	// Type is the kind of value ("integer", "list", ...); Rule is what a
-	// valid value must be, as the parser checks it ("" when any value is).
-	Type  string
-	Rule  string
-	parse func(raw string) error
+	// Type is the kind of value ("integer", "list", ...).
+	Type string
+	// What Rule states, kept as the parser's own checks and bounds and put
+	// into words only when asked, so loading builds no documentation text.
+	rule    string  // fixed wording
+	checks  []check // every value's (or, with entries, every entry's)
+	entries bool
+	bounds  intRange
+	bounded bool
+	parse   func(raw string) error
 	// render is the effective value; Effective prints it.
 	render func() string
+}
+
+// Rule says what a valid value must be, as the parser checks it ("" when
+// any value is).
+func (v *Var) Rule() string {
+	switch {
+	case v.bounded:
+		return rangeRule(v.bounds.lo, v.bounds.hi)
+	case v.entries:
+		if r := rules(v.checks); r != "" {
+			return "comma-separated; each entry " + r
+		}
+		return "comma-separated"
+	case len(v.checks) > 0:
+		return rules(v.checks)
+	}
+	return v.rule
 }
 
 // means sets the variable's one-sentence meaning.
@@ -50,7 +72,7 @@ var (
 
 // text parses a string that passes every check.
 func text(name, def string, dst *string, checks ...check) *Var {
-	v := &Var{Name: name, Default: def, Type: "string", Rule: rules(checks)}
+	v := &Var{Name: name, Default: def, Type: "string", checks: checks}
 	v.parse = func(raw string) error {
 		*dst = raw
 		return runChecks(checks, raw)
@@ -73,7 +95,7 @@ func integer(name, def string, dst *int, bounds ...intRange) *Var {
 	for _, r := range bounds {
 		lo, hi = r.lo, r.hi
 	}
-	v := &Var{Name: name, Default: def, Type: "integer", Rule: rangeRule(lo, hi)}
+	v := &Var{Name: name, Default: def, Type: "integer", bounds: intRange{lo, hi}, bounded: true}
 	v.parse = func(raw string) error {
 		n, err := strconv.Atoi(raw)
 		if err != nil {
@@ -104,7 +126,7 @@ func between(lo, hi int) intRange { return intRange{lo, hi} }
 func atLeast(lo int) intRange     { return intRange{lo, int(^uint(0) >> 1)} }
 
 func seconds(name, def string, dst *float64) *Var {
-	v := &Var{Name: name, Default: def, Type: "seconds", Rule: "more than 0, at most 31536000 (a year)"}
+	v := &Var{Name: name, Default: def, Type: "seconds", rule: "more than 0, at most 31536000 (a year)"}
 	v.parse = func(raw string) error {
 		f, err := strconv.ParseFloat(raw, 64)
 		if err != nil || f != f {
@@ -121,7 +143,7 @@ func seconds(name, def string, dst *float64) *Var {
 }
 
 func boolean(name, def string, dst *bool) *Var {
-	v := &Var{Name: name, Default: def, Type: "boolean", Rule: "true or false (also 1/0, yes/no, on/off)"}
+	v := &Var{Name: name, Default: def, Type: "boolean", rule: "true or false (also 1/0, yes/no, on/off)"}
 	v.parse = func(raw string) error {
 		switch strings.ToLower(raw) {
 		case "1", "true", "yes", "on":
@@ -139,10 +161,7 @@ func boolean(name, def string, dst *bool) *Var {
 
 // list parses a comma-separated list; each item passes every check.
 func list(name, def string, dst *[]string, checks ...check) *Var {
-	v := &Var{Name: name, Default: def, Type: "list", Rule: "comma-separated"}
-	if r := rules(checks); r != "" {
-		v.Rule += "; each entry " + r
-	}
+	v := &Var{Name: name, Default: def, Type: "list", checks: checks, entries: true}
 	v.parse = func(raw string) error {
 		items := splitList(raw)
 		for _, it := range items {
@@ -158,7 +177,7 @@ func list(name, def string, dst *[]string, checks ...check) *Var {
 }
 
 func portList(name, def string, dst *[]int) *Var {
-	v := &Var{Name: name, Default: def, Type: "list", Rule: "comma-separated; each entry a port between 1 and 65535"}
+	v := &Var{Name: name, Default: def, Type: "list", rule: "comma-separated; each entry a port between 1 and 65535"}
 	v.parse = func(raw string) error {
 		var ports []int
 		for i, it := range splitList(raw) {
@@ -184,7 +203,7 @@ func portList(name, def string, dst *[]int) *Var {
 }
 
 func (s *Settings) limit(name, def string) *Var {
-	v := &Var{Name: name, Default: def, Type: "calls per minute", Rule: "between 1 and 1000000"}
+	v := &Var{Name: name, Default: def, Type: "calls per minute", rule: "between 1 and 1000000"}
 	v.parse = func(raw string) error {
 		n, err := strconv.Atoi(raw)
 		if err != nil || n < 1 || n > 1000000 {
