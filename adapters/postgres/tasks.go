@@ -36,7 +36,10 @@ const (
 	// DefaultTaskWorkers is how many tasks one replica runs at once; more
 	// stay working, queued, until a worker on some replica is free.
 	DefaultTaskWorkers = 4
-	timerWorkers       = 8
+	// timerWorkers bounds the timers one replica fires at once: River
+	// fetches at most this many per poll, so it sets how many due timers
+	// a poll can start (each firing is one short transaction).
+	timerWorkers = 200
 
 	// fetchPollInterval is how often an idle replica looks for due jobs.
 	// New tasks are announced at once (LISTEN/NOTIFY); a timer due within
@@ -329,12 +332,9 @@ func (r *TaskRegistry) Get(ctx context.Context, owner, id string) (ports.Task, e
 	if len(id) != ports.TaskIDLength {
 		return ports.Task{}, ports.ErrNotFound
 	}
-	var task ports.Task
-	err := r.pool.inTx(ctx, pgx.ReadOnly, false, func(tx pgx.Tx) error {
-		st, err := scanTask(tx.QueryRow(ctx, taskGet, owner, id, r.visibleSince(r.now())))
-		task = st.Task
-		return err
-	})
+	// One statement, one round trip: no transaction to open and end.
+	st, err := scanTask(r.pool.pool.QueryRow(ctx, taskGet, owner, id, r.visibleSince(r.now())))
+	task := st.Task
 	if err != nil {
 		return ports.Task{}, taskErr("reading a task", err)
 	}

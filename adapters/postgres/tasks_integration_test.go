@@ -15,7 +15,7 @@ import (
 
 // migrateState applies what `arrowhead migrate` applies through
 // ARROWHEAD_STATE_DSN: 003_state and River's tables.
-func migrateState(t *testing.T, dsn string) {
+func migrateState(t testing.TB, dsn string) {
 	t.Helper()
 	ctx := context.Background()
 	c, err := pgx.Connect(ctx, dsn)
@@ -46,7 +46,10 @@ func (o openPGTasks) Close(ctx context.Context) error {
 	return err
 }
 
-func (s pgTasks) Open(t *testing.T, cfg ports.TaskConfig) tasktest.Registry {
+func (s pgTasks) Open(t *testing.T, cfg ports.TaskConfig) tasktest.Registry { return s.open(t, cfg) }
+
+// open is Open for tests and benchmarks alike.
+func (s pgTasks) open(t testing.TB, cfg ports.TaskConfig) openPGTasks {
 	t.Helper()
 	pool, err := NewPool(context.Background(), s.dsn, WithMaxConns(8))
 	if err != nil {
