@@ -27,6 +27,7 @@ const MemoryNamespace = "memory"
 //	  "ns"/<namespace>/     one bucket per memory namespace
 //	    "rec"/<id>          the record, JSON, sealed
 //	    "hash"/<sha256>     the id holding that content (dedup)
+//	    "count"             how many records "rec" holds, uint64
 //	  "kv"/<key>            the entry, JSON, sealed
 //
 // Every write is one group-committed transaction (Namespace.Batch): it is
@@ -37,6 +38,7 @@ var (
 	memNSKey    = []byte("ns")
 	memRecKey   = []byte("rec")
 	memHashKey  = []byte("hash")
+	memCountKey = []byte("count")
 	memKVKey    = []byte("kv")
 )
 
@@ -129,6 +131,21 @@ func setUsage(ob *bbolt.Bucket, n int64) error {
 	return ob.Put(memUsageKey, binary.LittleEndian.AppendUint64(nil, uint64(n)))
 }
 
+// entryCount is how many records the namespace nb holds. It is kept
+// beside them so a new entry is checked against
+// ARROWHEAD_MEMORY_MAX_ENTRIES_PER_NAMESPACE without walking every key;
+// a namespace written before the count existed is counted once.
+func entryCount(nb, recs *bbolt.Bucket) int {
+	if v := nb.Get(memCountKey); len(v) == 8 {
+		return int(binary.LittleEndian.Uint64(v))
+	}
+	return countKeys(recs)
+}
+
+func setEntryCount(nb *bbolt.Bucket, n int) error {
+	return nb.Put(memCountKey, binary.LittleEndian.AppendUint64(nil, uint64(max(n, 0))))
+}
+
 // Store implements ports.MemoryBackend.
 func (m *MemoryStore) Store(ctx context.Context, owner string, w ports.MemoryWrite, lim ports.MemoryLimits) (ports.MemoryRecord, bool, error) {
 	var out ports.MemoryRecord
@@ -194,8 +211,12 @@ func (m *MemoryStore) Store(ctx context.Context, owner string, w ports.MemoryWri
 				}
 			}
 		} else {
-			if lim.MaxEntriesPerNamespace > 0 && countKeys(recs) >= lim.MaxEntriesPerNamespace {
+			n := entryCount(nb, recs)
+			if lim.MaxEntriesPerNamespace > 0 && n >= lim.MaxEntriesPerNamespace {
 				return &ports.MemoryLimitError{Var: "ARROWHEAD_MEMORY_MAX_ENTRIES_PER_NAMESPACE"}
+			}
+			if err := setEntryCount(nb, n+1); err != nil {
+				return err
 			}
 			rec.ID = newMemoryID(w)
 			created = true
@@ -354,6 +375,7 @@ func (m *MemoryStore) Delete(ctx context.Context, owner, namespace, id string) e
 		if !ok {
 			return ports.ErrNotFound
 		}
+		left := entryCount(nb, recs) - 1
 		if err := recs.Delete([]byte(id)); err != nil {
 			return err
 		}
@@ -362,10 +384,14 @@ func (m *MemoryStore) Delete(ctx context.Context, owner, namespace, id string) e
 				return err
 			}
 		}
-		if countKeys(recs) == 0 {
+		// The emptiness test reads the records, not the count, so a count
+		// that ever drifted could not drop a namespace still holding some.
+		if k, _ := recs.Cursor().First(); k == nil {
 			if err := ob.Bucket(memNSKey).DeleteBucket([]byte(namespace)); err != nil {
 				return err
 			}
+		} else if err := setEntryCount(nb, max(left, 1)); err != nil {
+			return err
 		}
 		return setUsage(ob, usage(ob)-int64(len(r.Content)+len(r.Metadata)))
 	})

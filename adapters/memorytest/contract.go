@@ -165,6 +165,44 @@ func Run(t *testing.T, open Factory) {
 			t.Fatalf("unrelated query found %d", len(hits))
 		}
 	})
+	t.Run("entry bound follows deletes", func(t *testing.T) {
+		m := open(t)
+		lim := ports.MemoryLimits{MaxEntriesPerNamespace: 2, MaxNamespaces: 2, QuotaBytes: 1000, MaxKeys: 2}
+		first, _, err := m.Store(ctx, "alice", Write("a", "one", base), lim)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := m.Store(ctx, "alice", Write("a", "two", base), lim); err != nil {
+			t.Fatal(err)
+		}
+		// Deleting one of the two entries frees exactly one place.
+		if err := m.Delete(ctx, "alice", "a", first.ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := m.Store(ctx, "alice", Write("a", "four", base), lim); err != nil {
+			t.Fatalf("after a delete: %v", err)
+		}
+		var le *ports.MemoryLimitError
+		if _, _, err := m.Store(ctx, "alice", Write("a", "five", base), lim); !errors.As(err, &le) || le.Var != "ARROWHEAD_MEMORY_MAX_ENTRIES_PER_NAMESPACE" {
+			t.Fatalf("a third entry: %v", err)
+		}
+		// Emptying the namespace removes it: it no longer counts against
+		// MaxNamespaces, and it starts again from no entries.
+		list, _, err := m.List(ctx, "alice", "a", 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range list {
+			if err := m.Delete(ctx, "alice", "a", r.ID); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, ns := range []string{"b", "c"} {
+			if _, _, err := m.Store(ctx, "alice", Write(ns, "six", base), lim); err != nil {
+				t.Fatalf("namespace %s after emptying a: %v", ns, err)
+			}
+		}
+	})
 	t.Run("bounds", func(t *testing.T) {
 		m := open(t)
 		lim := ports.MemoryLimits{MaxEntriesPerNamespace: 2, MaxNamespaces: 2, QuotaBytes: 30, MaxKeys: 2}
