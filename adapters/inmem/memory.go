@@ -29,6 +29,7 @@ const MemoryNamespace = "memory"
 //	    "hash"/<sha256>     the id holding that content (dedup)
 //	    "count"             how many records "rec" holds, uint64
 //	  "kv"/<key>            the entry, JSON, sealed
+//	  "kvcount"             how many entries "kv" holds, uint64
 //
 // Every write is one group-committed transaction (Namespace.Batch): it is
 // acknowledged only after its commit is fsynced, and the bounds are
@@ -39,6 +40,7 @@ var (
 	memRecKey   = []byte("rec")
 	memHashKey  = []byte("hash")
 	memCountKey = []byte("count")
+	kvCountKey  = []byte("kvcount")
 	memKVKey    = []byte("kv")
 )
 
@@ -131,19 +133,19 @@ func setUsage(ob *bbolt.Bucket, n int64) error {
 	return ob.Put(memUsageKey, binary.LittleEndian.AppendUint64(nil, uint64(n)))
 }
 
-// entryCount is how many records the namespace nb holds. It is kept
-// beside them so a new entry is checked against
-// ARROWHEAD_MEMORY_MAX_ENTRIES_PER_NAMESPACE without walking every key;
-// a namespace written before the count existed is counted once.
-func entryCount(nb, recs *bbolt.Bucket) int {
-	if v := nb.Get(memCountKey); len(v) == 8 {
+// storedCount is how many keys b holds, as kept under countKey in holder.
+// The count lives beside the keys so a bound (entries per namespace, kv
+// keys) is checked without walking every key; a bucket written before the
+// count existed is counted once.
+func storedCount(holder *bbolt.Bucket, countKey []byte, b *bbolt.Bucket) int {
+	if v := holder.Get(countKey); len(v) == 8 {
 		return int(binary.LittleEndian.Uint64(v))
 	}
-	return countKeys(recs)
+	return countKeys(b)
 }
 
-func setEntryCount(nb *bbolt.Bucket, n int) error {
-	return nb.Put(memCountKey, binary.LittleEndian.AppendUint64(nil, uint64(max(n, 0))))
+func setStoredCount(holder *bbolt.Bucket, countKey []byte, n int) error {
+	return holder.Put(countKey, binary.LittleEndian.AppendUint64(nil, uint64(max(n, 0))))
 }
 
 // Store implements ports.MemoryBackend.
@@ -211,11 +213,11 @@ func (m *MemoryStore) Store(ctx context.Context, owner string, w ports.MemoryWri
 				}
 			}
 		} else {
-			n := entryCount(nb, recs)
+			n := storedCount(nb, memCountKey, recs)
 			if lim.MaxEntriesPerNamespace > 0 && n >= lim.MaxEntriesPerNamespace {
 				return &ports.MemoryLimitError{Var: "ARROWHEAD_MEMORY_MAX_ENTRIES_PER_NAMESPACE"}
 			}
-			if err := setEntryCount(nb, n+1); err != nil {
+			if err := setStoredCount(nb, memCountKey, n+1); err != nil {
 				return err
 			}
 			rec.ID = newMemoryID(w)
@@ -375,7 +377,7 @@ func (m *MemoryStore) Delete(ctx context.Context, owner, namespace, id string) e
 		if !ok {
 			return ports.ErrNotFound
 		}
-		left := entryCount(nb, recs) - 1
+		left := storedCount(nb, memCountKey, recs) - 1
 		if err := recs.Delete([]byte(id)); err != nil {
 			return err
 		}
@@ -390,7 +392,7 @@ func (m *MemoryStore) Delete(ctx context.Context, owner, namespace, id string) e
 			if err := ob.Bucket(memNSKey).DeleteBucket([]byte(namespace)); err != nil {
 				return err
 			}
-		} else if err := setEntryCount(nb, max(left, 1)); err != nil {
+		} else if err := setStoredCount(nb, memCountKey, max(left, 1)); err != nil {
 			return err
 		}
 		return setUsage(ob, usage(ob)-int64(len(r.Content)+len(r.Metadata)))
@@ -411,19 +413,27 @@ func (m *MemoryStore) KVSet(ctx context.Context, owner string, e ports.KVEntry, 
 		}
 		now := e.UpdatedAt
 		key := []byte(e.Key)
-		if kb.Get(key) == nil && lim.MaxKeys > 0 && countKeys(kb) >= lim.MaxKeys {
-			if err := purgeExpired(kb, now); err != nil {
-				return err
+		if kb.Get(key) == nil {
+			n := storedCount(ob, kvCountKey, kb)
+			if lim.MaxKeys > 0 && n >= lim.MaxKeys {
+				purged, err := purgeExpired(kb, now)
+				if err != nil {
+					return err
+				}
+				if n -= purged; n >= lim.MaxKeys {
+					return &ports.MemoryLimitError{Var: "ARROWHEAD_KV_MAX_KEYS"}
+				}
 			}
-			if countKeys(kb) >= lim.MaxKeys {
-				return &ports.MemoryLimitError{Var: "ARROWHEAD_KV_MAX_KEYS"}
+			if err := setStoredCount(ob, kvCountKey, n+1); err != nil {
+				return err
 			}
 		}
 		return putSealed(kb, key, kvRecord{Value: e.Value, ExpiresAt: e.ExpiresAt.UTC(), UpdatedAt: now.UTC(), Provenance: toProv(e.Provenance)})
 	})
 }
 
-func purgeExpired(kb *bbolt.Bucket, now time.Time) error {
+// purgeExpired deletes kb's expired entries and says how many.
+func purgeExpired(kb *bbolt.Bucket, now time.Time) (int, error) {
 	var dead [][]byte
 	err := kb.ForEach(func(k, _ []byte) error {
 		var r kvRecord
@@ -436,14 +446,14 @@ func purgeExpired(kb *bbolt.Bucket, now time.Time) error {
 		return nil
 	})
 	if err != nil {
-		return err
+		return 0, err
 	}
 	for _, k := range dead {
 		if err := kb.Delete(k); err != nil {
-			return err
+			return 0, err
 		}
 	}
-	return nil
+	return len(dead), nil
 }
 
 // KVGet implements ports.MemoryBackend.
@@ -471,10 +481,15 @@ func (m *MemoryStore) KVGet(ctx context.Context, owner, key string, now time.Tim
 // KVDelete implements ports.MemoryBackend.
 func (m *MemoryStore) KVDelete(ctx context.Context, owner, key string) error {
 	return m.ns.Batch(ctx, func(root *bbolt.Bucket) error {
+		ob := root.Bucket(ownerKey(owner))
 		kb := nestedBucket(root, ownerKey(owner), memKVKey)
 		if kb == nil || kb.Get([]byte(key)) == nil {
 			return ports.ErrNotFound
 		}
-		return kb.Delete([]byte(key))
+		n := storedCount(ob, kvCountKey, kb)
+		if err := kb.Delete([]byte(key)); err != nil {
+			return err
+		}
+		return setStoredCount(ob, kvCountKey, n-1)
 	})
 }

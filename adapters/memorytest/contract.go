@@ -283,6 +283,15 @@ func Run(t *testing.T, open Factory) {
 		if err := m.KVDelete(ctx, "alice", "other"); !errors.Is(err, ports.ErrNotFound) {
 			t.Fatalf("second delete: %v", err)
 		}
+		// The deleted key freed its slot, exactly one.
+		at := base.Add(3 * time.Minute)
+		if err := m.KVSet(ctx, "alice", ports.KVEntry{Key: "third", Value: "v3", UpdatedAt: at}, lim); err != nil {
+			t.Fatalf("a deleted key kept its slot: %v", err)
+		}
+		var le *ports.MemoryLimitError
+		if err := m.KVSet(ctx, "alice", ports.KVEntry{Key: "fourth", Value: "v4", UpdatedAt: at}, lim); !errors.As(err, &le) || le.Var != "ARROWHEAD_KV_MAX_KEYS" {
+			t.Fatalf("a second key under a bound of one: %v", err)
+		}
 	})
 	t.Run("concurrent writers keep the bounds", func(t *testing.T) {
 		m := open(t)
