@@ -143,6 +143,20 @@ type TaskRun struct {
 // ctx ends when the registry closes; the task is then interrupted.
 type TaskWork func(ctx context.Context, run TaskRun) (result []byte, err error)
 
+// ErrTaskPanicked is the caller-safe Error of a task whose work panicked.
+var ErrTaskPanicked = errors.New("the task failed")
+
+// Safe runs w, turning a panic into ErrTaskPanicked: one bad task never
+// takes the server down. Every backend runs work through it.
+func (w TaskWork) Safe(ctx context.Context, run TaskRun) (result []byte, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			result, err = nil, ErrTaskPanicked
+		}
+	}()
+	return w(ctx, run)
+}
+
 // TaskConfig configures a registry backend.
 type TaskConfig struct {
 	Limits TaskLimits

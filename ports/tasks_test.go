@@ -1,6 +1,8 @@
 package ports_test
 
 import (
+	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -41,5 +43,19 @@ func TestNewTaskIDShape(t *testing.T) {
 	}
 	if ports.TaskWorking.Finished() || !ports.TaskCancelled.Finished() {
 		t.Fatal("Finished is wrong")
+	}
+}
+
+// Safe turns a panicking work into ErrTaskPanicked and passes everything
+// else through untouched.
+func TestTaskWorkSafe(t *testing.T) {
+	panicking := ports.TaskWork(func(context.Context, ports.TaskRun) ([]byte, error) { panic("boom") })
+	if got, err := panicking.Safe(t.Context(), ports.TaskRun{}); got != nil || !errors.Is(err, ports.ErrTaskPanicked) {
+		t.Fatalf("panicking work = %q, %v", got, err)
+	}
+	failing := errors.New("caller-safe reason")
+	plain := ports.TaskWork(func(context.Context, ports.TaskRun) ([]byte, error) { return []byte(`{"ok":true}`), failing })
+	if got, err := plain.Safe(t.Context(), ports.TaskRun{}); string(got) != `{"ok":true}` || err != failing {
+		t.Fatalf("plain work = %q, %v", got, err)
 	}
 }

@@ -182,7 +182,7 @@ func (r *TaskRegistry) run(task ports.Task, work ports.TaskWork) {
 	if check(r.ctx) != nil {
 		return // cancelled while queued; its state is recorded already
 	}
-	result, err := safeWork(r.ctx, work, ports.TaskRun{Task: task, Check: check})
+	result, err := work.Safe(r.ctx, ports.TaskRun{Task: task, Check: check})
 	if r.ctx.Err() != nil && err != nil {
 		err = errInterrupted
 	}
@@ -192,20 +192,6 @@ func (r *TaskRegistry) run(task ports.Task, work ports.TaskWork) {
 // errResultNotJSON fails a task whose work returned something other than
 // JSON (a worker's bug): it is recorded as failed, never stored.
 var errResultNotJSON = errors.New("the task failed: its result could not be recorded")
-
-// errTaskPanicked is the caller-safe reason of work that panicked.
-var errTaskPanicked = errors.New("the task failed")
-
-// safeWork runs work, turning a panic into a failure: one bad task never
-// takes the server down.
-func safeWork(ctx context.Context, work ports.TaskWork, run ports.TaskRun) (result []byte, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			result, err = nil, errTaskPanicked
-		}
-	}()
-	return work(ctx, run)
-}
 
 // check is TaskRun.Check: the recorded status, read from the store.
 func (r *TaskRegistry) check(ctx context.Context, task ports.Task) error {

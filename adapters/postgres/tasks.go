@@ -83,7 +83,6 @@ var (
 	ErrTasksNotMigrated = errors.New("the task tables are missing: run arrowhead migrate with ARROWHEAD_STATE_DSN")
 
 	errTaskTimedOut   = errors.New("the task ran past its time limit")
-	errTaskPanicked   = errors.New("the task failed")
 	errTaskNotStarted = errors.New("the task could not be handed to a worker")
 )
 

@@ -84,7 +84,7 @@ func (w *taskWorker) Work(jobCtx context.Context, job *river.Job[taskArgs]) erro
 	}
 	ctx, cancel := context.WithTimeout(r.closing, taskTimeout)
 	defer cancel()
-	result, werr := safeWork(ctx, work, ports.TaskRun{Task: st.Task, Check: r.checker(jobCtx, owner, id)})
+	result, werr := work.Safe(ctx, ports.TaskRun{Task: st.Task, Check: r.checker(jobCtx, owner, id)})
 	if werr != nil && ctx.Err() != nil {
 		werr = errInterrupted
 		if r.closing.Err() == nil {
@@ -93,17 +93,6 @@ func (w *taskWorker) Work(jobCtx context.Context, job *river.Job[taskArgs]) erro
 	}
 	r.finish(st.Task, result, werr)
 	return nil
-}
-
-// safeWork runs work, turning a panic into a failure: one bad task never
-// takes the server down.
-func safeWork(ctx context.Context, work ports.TaskWork, run ports.TaskRun) (result []byte, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			result, err = nil, errTaskPanicked
-		}
-	}()
-	return work(ctx, run)
 }
 
 // checker is TaskRun.Check: the recorded status, read from the database at
