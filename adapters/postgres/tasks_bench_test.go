@@ -2,12 +2,12 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/arrowhead-go/arrowhead/adapters/tasktest"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -17,57 +17,12 @@ import (
 // more than 5 s ahead), and reports how late they fired: the firing time
 // recorded in the row minus the due time. The budget is 1 s.
 func BenchmarkIntegrationTimerLateness(b *testing.B) {
-	const owners, perOwner = 50, 20
 	db := requireDB(b)
-	ctx := context.Background()
-	var late []time.Duration
-	for range b.N {
+	tasktest.BenchTimerLateness(b, func(b *testing.B) tasktest.ClosableRegistry {
 		dsn := withParams(b, db.dsn, "search_path", db.schema(b, ""))
 		migrateState(b, dsn)
-		r := pgTasks{dsn: dsn}.open(b, ports.TaskConfig{Limits: ports.TaskLimits{
-			MaxRunningPerOwner: 1, MaxTimersPerOwner: perOwner, MaxFinishedPerOwner: perOwner, FinishedTTL: time.Hour}})
-		start := time.Now().Add(schedulerLead + 5*time.Second)
-		var wg sync.WaitGroup
-		for o := range owners {
-			wg.Go(func() {
-				p := ports.NewPrincipal(fmt.Sprintf("owner-%d", o), "tasks:write")
-				for i := range perOwner {
-					due := start.Add(time.Duration(i*owners+o) * time.Millisecond)
-					if _, err := r.Schedule(ctx, ports.NewTimer{Principal: p, Payload: []byte(`{"n":1}`), DueAt: due}); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			})
-		}
-		wg.Wait()
-		if time.Until(start) < schedulerLead {
-			b.Fatal("scheduling took longer than the lead time; lateness would be overstated")
-		}
-		deadline := time.Now().Add(time.Minute)
-		for o := 0; o < owners; {
-			tasks, _, err := r.List(ctx, fmt.Sprintf("owner-%d", o), perOwner)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if !slices.ContainsFunc(tasks, func(t ports.Task) bool { return t.Status == ports.TaskWorking }) {
-				for _, t := range tasks {
-					late = append(late, t.UpdatedAt.Sub(t.DueAt))
-				}
-				o++
-				continue
-			}
-			if time.Now().After(deadline) {
-				b.Fatal("the timers never all fired")
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		_ = r.Close(ctx)
-	}
-	slices.Sort(late)
-	b.ReportMetric(float64(late[len(late)/2].Microseconds())/1000, "p50-late-ms")
-	b.ReportMetric(float64(late[len(late)*99/100].Microseconds())/1000, "p99-late-ms")
-	b.ReportMetric(float64(late[len(late)-1].Microseconds())/1000, "max-late-ms")
+		return pgTasks{dsn: dsn}.open(b, ports.TaskConfig{Limits: tasktest.LatenessLimits})
+	}, schedulerLead+5*time.Second, schedulerLead, 50*time.Millisecond)
 }
 
 // BenchmarkIntegrationTaskGet reads one task by owner and id, in parallel,
