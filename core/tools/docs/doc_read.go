@@ -52,7 +52,7 @@ func (c *corpus) readTool(ctx context.Context, call catalog.Call, in docReadInpu
 // read is the shared path of doc_read and the doc:// resource: validate,
 // authorize, read, sanitize for the format, frame.
 func (c *corpus) read(ctx context.Context, p ports.Principal, reqPath string) (readOutput, error) {
-	rel, err := docPath(reqPath)
+	rel, err := catalog.CleanPath(reqPath)
 	if err != nil {
 		return readOutput{}, err
 	}

@@ -71,7 +71,7 @@ func (s Scanner) Scan(ctx context.Context, p ports.Principal, prefix string, bet
 }
 
 func (sc scanner) scanTool(ctx context.Context, call catalog.Call, in docScanInput) (*catalog.Reply[ScanOutput], error) {
-	prefix, err := CleanPrefix(in.PathPrefix)
+	prefix, err := catalog.CleanPrefix(in.PathPrefix)
 	if err != nil {
 		return nil, err
 	}

@@ -60,7 +60,7 @@ func (c *corpus) search(ctx context.Context, call catalog.Call, in docSearchInpu
 	if err != nil {
 		return nil, catalog.Invalid("%s", catalog.Sentence(err.Error()))
 	}
-	prefix, err := CleanPrefix(in.PathPrefix)
+	prefix, err := catalog.CleanPrefix(in.PathPrefix)
 	if err != nil {
 		return nil, err
 	}

@@ -85,7 +85,7 @@ func (w writer) write(ctx context.Context, call catalog.Call, in docWriteInput) 
 	if (text == nil) == (att == nil) {
 		return nil, catalog.Invalid("Provide exactly one of content or attachment.")
 	}
-	rel, err := docPath(in.Path)
+	rel, err := catalog.CleanPath(in.Path)
 	if err != nil {
 		return nil, err
 	}

@@ -168,25 +168,6 @@ func (c *corpus) allowFunc(p ports.Principal, action ports.Action) func(ctx cont
 	}
 }
 
-// docPath validates a caller's document path.
-func docPath(p string) (string, error) {
-	rel, err := security.CleanRelPath(p)
-	if err != nil {
-		return "", catalog.Invalid("%s", catalog.Sentence(err.Error()))
-	}
-	return rel, nil
-}
-
-// CleanPrefix validates a caller's path prefix ("" is the whole corpus):
-// every tool that takes a corpus path_prefix refuses the same ones.
-func CleanPrefix(p string) (string, error) {
-	rel, err := security.CleanRelPrefix(p)
-	if err != nil {
-		return "", catalog.Invalid("The path prefix is refused: %s.", err.Error())
-	}
-	return rel, nil
-}
-
 // storeRefusal maps store errors to refusals that never name the path.
 func storeRefusal(err error) error {
 	switch {

@@ -20,7 +20,7 @@ func prompts(c *corpus) []catalog.PromptSpec {
 			Scope:       "docs:scan",
 			Args:        []catalog.PromptArg{{Name: "path_prefix", Description: "Only documents under this prefix.", MaxLength: security.MaxPathBytes}},
 			Handler: func(_ context.Context, call catalog.PromptCall) (catalog.PromptResult, error) {
-				prefix, err := CleanPrefix(call.Args["path_prefix"])
+				prefix, err := catalog.CleanPrefix(call.Args["path_prefix"])
 				if err != nil {
 					return catalog.PromptResult{}, err
 				}
@@ -44,7 +44,7 @@ func prompts(c *corpus) []catalog.PromptSpec {
 			Scope:       "docs:read",
 			Args:        []catalog.PromptArg{{Name: "path", Description: "Document path.", Required: true, MaxLength: security.MaxPathBytes}},
 			Handler: func(_ context.Context, call catalog.PromptCall) (catalog.PromptResult, error) {
-				rel, err := docPath(call.Args["path"])
+				rel, err := catalog.CleanPath(call.Args["path"])
 				if err != nil {
 					return catalog.PromptResult{}, err
 				}

@@ -97,7 +97,7 @@ func (c *corpus) completePaths(ctx context.Context, p ports.Principal, value str
 	// boundary), then filter by the partial last component.
 	prefix := ""
 	if i := strings.LastIndex(value, "/"); i >= 0 {
-		if dir, err := CleanPrefix(value[:i+1]); err == nil {
+		if dir, err := catalog.CleanPrefix(value[:i+1]); err == nil {
 			prefix = dir
 		} else {
 			return catalog.Completion{Values: []string{}}, nil

@@ -83,7 +83,7 @@ func NewReader(s *settings.Settings, store ports.RepoStore, authorizer ports.Aut
 // never echo the path.
 func (r Reader) Read(ctx context.Context, p ports.Principal, path string, startLine, endLine int) (Excerpt, error) {
 	t := r.t
-	rel, err := filePath(path)
+	rel, err := catalog.CleanPath(path)
 	if err != nil {
 		return Excerpt{}, err
 	}

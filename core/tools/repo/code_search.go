@@ -63,7 +63,7 @@ func (t *tree) search(ctx context.Context, call catalog.Call, in codeSearchInput
 	if err != nil {
 		return nil, catalog.Invalid("%s", catalog.Sentence(err.Error()))
 	}
-	prefix, err := filePrefix(in.PathPrefix)
+	prefix, err := catalog.CleanPrefix(in.PathPrefix)
 	if err != nil {
 		return nil, err
 	}

@@ -57,7 +57,7 @@ func dependencyGraph(*settings.Settings) catalog.Tool[dependencyGraphInput, depe
 // it, itself read only when the caller may read it.
 func (t *tree) graph(ctx context.Context, call catalog.Call, in dependencyGraphInput) (*catalog.Reply[dependencyGraphOutput], error) {
 	s := t.settings
-	prefix, err := filePrefix(in.PathPrefix)
+	prefix, err := catalog.CleanPrefix(in.PathPrefix)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -77,24 +76,6 @@ func (t *tree) allowed(ctx context.Context, p ports.Principal, action ports.Acti
 // allowFunc adapts the authorizer for per-file filtering.
 func (t *tree) allowFunc(p ports.Principal, action ports.Action) func(ctx context.Context, rel string) (bool, error) {
 	return func(ctx context.Context, rel string) (bool, error) { return t.allowed(ctx, p, action, rel), nil }
-}
-
-// filePath validates a caller's file path.
-func filePath(p string) (string, error) {
-	rel, err := security.CleanRelPath(p)
-	if err != nil {
-		return "", catalog.Invalid("%s", catalog.Sentence(err.Error()))
-	}
-	return rel, nil
-}
-
-// filePrefix validates a caller's path prefix ("" is the whole tree).
-func filePrefix(p string) (string, error) {
-	rel, err := security.CleanRelPrefix(p)
-	if err != nil {
-		return "", catalog.Invalid("The path prefix is refused: %s.", err.Error())
-	}
-	return rel, nil
 }
 
 // storeRefusal maps store errors to refusals that never name the path.

@@ -69,7 +69,7 @@ type fileSymbols struct {
 // returns at most ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS of them.
 func (m symbolMapper) run(ctx context.Context, call catalog.Call, in symbolMapInput) (*catalog.Reply[symbolMapOutput], error) {
 	t, s := m.tree, m.tree.settings
-	prefix, err := filePrefix(in.PathPrefix)
+	prefix, err := catalog.CleanPrefix(in.PathPrefix)
 	if err != nil {
 		return nil, err
 	}

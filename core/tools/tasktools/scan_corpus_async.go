@@ -47,7 +47,7 @@ func (h handles) startScan(ctx context.Context, call catalog.Call, in scanCorpus
 	if _, err := owner(call.Principal); err != nil {
 		return nil, err
 	}
-	prefix, err := docs.CleanPrefix(in.PathPrefix)
+	prefix, err := catalog.CleanPrefix(in.PathPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +83,7 @@ func scanWork(scanner docs.Scanner) ports.TaskWork {
 		if err := json.Unmarshal(run.Task.Input, &in); err != nil {
 			return nil, errScanFailed
 		}
-		prefix, err := docs.CleanPrefix(in.PathPrefix)
+		prefix, err := catalog.CleanPrefix(in.PathPrefix)
 		if err != nil {
 			return nil, errScanFailed
 		}
