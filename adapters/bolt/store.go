@@ -138,6 +138,8 @@ func ConfigFromSettings(s settings.Settings) Config {
 type Store struct {
 	db *bbolt.DB
 
+	group groupCommit // gathers Batch calls
+
 	mu      sync.Mutex // guards claimed
 	claimed map[string]bool
 }
@@ -196,12 +198,6 @@ func Open(cfg Config) (*Store, error) {
 		}
 		return nil, openErr(err)
 	}
-	// bbolt waits up to MaxBatchDelay (10 ms by default) for more callers
-	// before committing a batch. With an fsync costing well under a
-	// millisecond that wait, not the disk, bounded throughput (about 600
-	// writes/s with 8 callers); a short window still gathers everyone who
-	// arrives while the previous commit is syncing.
-	db.MaxBatchDelay = batchWindow
 	s := &Store{db: db, claimed: map[string]bool{}}
 	if err := s.verify(); err != nil {
 		_ = db.Close()
@@ -209,9 +205,6 @@ func Open(cfg Config) (*Store, error) {
 	}
 	return s, nil
 }
-
-// batchWindow is how long a group commit waits for more writers.
-const batchWindow = time.Millisecond
 
 // openErr classifies bbolt.Open's failure.
 func openErr(err error) error {
@@ -293,12 +286,13 @@ func (n *Namespace) Update(ctx context.Context, fn func(b *bbolt.Bucket) error) 
 	return n.s.run(true, func(tx *bbolt.Tx) error { return n.within(tx, fn) })
 }
 
-// Batch is Update for many concurrent small writers: bbolt groups the
-// calls that arrive together into one transaction and one fsync (group
-// commit), and Batch returns nil only once that commit is on disk. fn may
-// run more than once (bbolt reruns a batch without the call that failed),
-// so it must reset whatever it reports and take every random or clock
-// value from outside.
+// Batch is Update for many concurrent small writers: the calls that
+// arrive together share one transaction and one fsync (group commit, see
+// groupcommit.go), and Batch returns nil only once that commit is on disk.
+// The calls of a batch run in arrival order, each seeing the writes of
+// those before it. fn may run more than once (a batch whose call failed is
+// rolled back and rerun without it), so it must reset whatever it reports
+// and take every random or clock value from outside.
 func (n *Namespace) Batch(ctx context.Context, fn func(b *bbolt.Bucket) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -335,7 +329,27 @@ func (s *Store) run(write bool, fn func(tx *bbolt.Tx) error) error {
 
 // runBatch is a group-committed write transaction, guarded like run.
 func (s *Store) runBatch(fn func(tx *bbolt.Tx) error) error {
-	return s.classify(guard(func() error { return s.db.Batch(fn) }))
+	return s.classify(s.group.run(fn, s.commitGroup))
+}
+
+// commitGroup runs calls in order in one write transaction. When one
+// fails (or panics on a damaged page), the transaction rolls back and its
+// index is returned with its error; otherwise failed is -1 and err is the
+// commit's.
+func (s *Store) commitGroup(calls []groupCall) (failed int, err error) {
+	failed = -1
+	err = guard(func() error {
+		return s.db.Update(func(tx *bbolt.Tx) error {
+			for i, c := range calls {
+				if err := guard(func() error { return c.fn(tx) }); err != nil {
+					failed = i
+					return err
+				}
+			}
+			return nil
+		})
+	})
+	return failed, err
 }
 
 // classify maps bbolt's own errors onto the store's.

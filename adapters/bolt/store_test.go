@@ -344,3 +344,49 @@ func TestBatchCommitsConcurrentWrites(t *testing.T) {
 		t.Fatalf("cancelled Batch: %v", err)
 	}
 }
+
+// BenchmarkBatchWriters measures acknowledged durable writes per second
+// through Batch for one writer (each write waits for its own commit) and
+// for eight (group commit).
+func BenchmarkBatchWriters(b *testing.B) {
+	for _, writers := range []int{1, 8} {
+		b.Run(fmt.Sprintf("writers=%d", writers), func(b *testing.B) {
+			s, err := bolt.Open(bolt.Config{Dir: b.TempDir()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer s.Close()
+			ns, err := s.Namespace("bench")
+			if err != nil {
+				b.Fatal(err)
+			}
+			var next sync.Mutex
+			i := 0
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			start := time.Now()
+			for range writers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for {
+						next.Lock()
+						if i >= b.N {
+							next.Unlock()
+							return
+						}
+						key := []byte(fmt.Sprintf("k%09d", i))
+						i++
+						next.Unlock()
+						if err := ns.Batch(context.Background(), func(bk *bbolt.Bucket) error { return bk.Put(key, key) }); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "writes/s")
+		})
+	}
+}
