@@ -1,0 +1,3 @@
+module github.com/getsentry/raven-go
+
+go 1.26
