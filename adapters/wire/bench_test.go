@@ -14,7 +14,8 @@ import (
 func benchRuntime(b *testing.B) *wire.Runtime {
 	b.Helper()
 	env := map[string]string{"ARROWHEAD_PROFILE": "core", "ARROWHEAD_JAIL_ROOT": b.TempDir(),
-		"ARROWHEAD_DOCS_ROOT": b.TempDir(), "ARROWHEAD_CALCULATE_PER_MINUTE": "1000000"}
+		"ARROWHEAD_DOCS_ROOT": b.TempDir(), "ARROWHEAD_DATA_DIR": b.TempDir(), "ARROWHEAD_MEMORY_ROOT": b.TempDir(),
+		"ARROWHEAD_CALCULATE_PER_MINUTE": "1000000"}
 	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		b.Fatal(err)
