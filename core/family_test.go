@@ -7,6 +7,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
@@ -37,7 +38,7 @@ func echoDef() catalog.Tool[echoInput, echoOutput] {
 
 func build(t *testing.T, m core.Member) (*core.App, error) {
 	t.Helper()
-	return core.New(core.Deps{Settings: loadSettings(t, map[string]string{"ARROWHEAD_PROFILE": "core"}), Authorizer: portstest.AllowAll{},
+	return core.New(core.Deps{Settings: coretest.Settings(t, map[string]string{"ARROWHEAD_PROFILE": "core"}), Authorizer: portstest.AllowAll{},
 		Rates: &portstest.Counter{}, Audit: &portstest.Audit{}, Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{},
 		Clock: ports.SystemClock{}, Families: []core.Member{m}})
 }

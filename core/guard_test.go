@@ -26,15 +26,6 @@ type fixture struct {
 	rates  *portstest.Counter
 }
 
-func loadSettings(t testing.TB, env map[string]string) *settings.Settings {
-	t.Helper()
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		t.Fatalf("settings: %v", err)
-	}
-	return s
-}
-
 type echoInput struct {
 	Text string `json:"text" description:"Text." maxLength:"64"`
 }
@@ -74,7 +65,7 @@ func newFixture(t testing.TB, env map[string]string) fixture {
 	}
 	f := fixture{audit: &portstest.Audit{}, tracer: &portstest.Tracer{}, rates: &portstest.Counter{}}
 	app, err := core.New(core.Deps{
-		Settings:   loadSettings(t, env),
+		Settings:   coretest.Settings(t, env),
 		Authorizer: portstest.AllowAll{},
 		Rates:      f.rates,
 		Audit:      f.audit,
@@ -255,7 +246,7 @@ func TestProfileExcludesFamilies(t *testing.T) {
 // its gate is closed (exec without ARROWHEAD_EXEC_ENABLED, for one).
 func TestFamilyGate(t *testing.T) {
 	for _, enabled := range []string{"false", "true"} {
-		s := loadSettings(t, map[string]string{"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_EXEC_ENABLED": enabled})
+		s := coretest.Settings(t, map[string]string{"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_EXEC_ENABLED": enabled})
 		tool := func(*settings.Settings) core.Components {
 			return core.Components{Tools: []catalog.ToolSpec{echoTool()}}
 		}

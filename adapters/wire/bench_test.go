@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
-	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -16,10 +16,7 @@ func benchRuntime(b *testing.B) *wire.Runtime {
 	env := map[string]string{"ARROWHEAD_PROFILE": "core", "ARROWHEAD_JAIL_ROOT": b.TempDir(),
 		"ARROWHEAD_DOCS_ROOT": b.TempDir(), "ARROWHEAD_DATA_DIR": b.TempDir(), "ARROWHEAD_MEMORY_ROOT": b.TempDir(),
 		"ARROWHEAD_CALCULATE_PER_MINUTE": "1000000"}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := coretest.Settings(b, env)
 	rt, err := wire.Build(context.Background(), s, wire.Options{AuditWriter: io.Discard})
 	if err != nil {
 		b.Fatal(err)

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 )
 
@@ -15,10 +16,7 @@ import (
 func TestPerMinuteDefaultsMatchTheSettingsTable(t *testing.T) {
 	env := map[string]string{"ARROWHEAD_PROFILE": "full", "ARROWHEAD_EXEC_ENABLED": "true",
 		"ARROWHEAD_NOTIFY_ALLOWLIST": "https://hooks.example.com/x"}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, env)
 	app, err := declaredApp(t.Context(), s)
 	if err != nil {
 		t.Fatal(err)

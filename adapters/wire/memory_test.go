@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
-	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/internal/pgtest"
 	"github.com/arrowhead-go/arrowhead/migrations"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -45,10 +45,7 @@ func TestMemoryRecallStaysKeywordWithoutPgvector(t *testing.T) {
 		"ARROWHEAD_EMBEDDING_PROVIDER": "http", "ARROWHEAD_EMBEDDING_DIMENSIONS": "8",
 		"ARROWHEAD_EMBEDDING_ENDPOINT": provider.URL + "/v1/embeddings", "ARROWHEAD_LLM_INTERNAL_HOSTS": u.Host,
 	}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, env)
 	rt, err := wire.Build(t.Context(), s, wire.Options{AuditWriter: io.Discard})
 	if err != nil {
 		t.Fatal(err)

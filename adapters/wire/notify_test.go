@@ -13,6 +13,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -38,10 +39,7 @@ func TestNotifyAllowlistedLoopbackReceivesNothing(t *testing.T) {
 		"ARROWHEAD_DATA_DIR":         t.TempDir(),
 		"ARROWHEAD_NOTIFY_ALLOWLIST": "http://127.0.0.1:" + port + "/hook,http://hooks.test:" + port + "/hook",
 	}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, env)
 	rt, err := wire.Build(t.Context(), s, wire.Options{AuditWriter: io.Discard, Resolver: loopbackResolver{}})
 	if err != nil {
 		t.Fatal(err)

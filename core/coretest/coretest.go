@@ -67,3 +67,14 @@ func WriteFiles(t testing.TB, root string, files map[string]string) {
 		}
 	}
 }
+
+// Settings loads settings from env alone (the process environment is not
+// read), failing the test when they do not load.
+func Settings(t testing.TB, env map[string]string) *settings.Settings {
+	t.Helper()
+	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
+	if err != nil {
+		t.Fatalf("settings: %v", err)
+	}
+	return s
+}

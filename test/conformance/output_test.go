@@ -16,7 +16,7 @@ import (
 
 	mcpadapter "github.com/arrowhead-go/arrowhead/adapters/mcp"
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
-	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -58,10 +58,7 @@ func TestOutputsMatchTheirSchemas(t *testing.T) {
 		"ARROWHEAD_JAIL_ROOT":          sandbox, "ARROWHEAD_DOCS_ROOT": filepath.Join(base, "docs"), "ARROWHEAD_DATA_DIR": filepath.Join(base, "data"),
 		"ARROWHEAD_PGVECTOR_COLLECTIONS": "doc_chunks", "ARROWHEAD_EMBEDDING_DIMENSIONS": "16", "ARROWHEAD_RATE_LIMIT_ENABLED": "false",
 	}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, env)
 	rt, err := wire.Build(t.Context(), s, wire.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 )
 
@@ -51,10 +52,7 @@ func indented(t *testing.T, v any) []byte {
 // its default.
 func catalogUnder(t *testing.T, env map[string]string) wire.Listing {
 	t.Helper()
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, env)
 	l, err := wire.Catalog(t.Context(), s)
 	if err != nil {
 		t.Fatal(err)

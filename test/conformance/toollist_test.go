@@ -9,7 +9,7 @@ import (
 
 	mcpadapter "github.com/arrowhead-go/arrowhead/adapters/mcp"
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
-	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -22,10 +22,7 @@ func TestToolListCarriesTheListedSchemas(t *testing.T) {
 	env := map[string]string{"ARROWHEAD_PROFILE": "full", "ARROWHEAD_EXEC_ENABLED": "true",
 		"ARROWHEAD_NOTIFY_ALLOWLIST": "https://hooks.example.com/notify",
 		"ARROWHEAD_JAIL_ROOT":        base, "ARROWHEAD_DOCS_ROOT": filepath.Join(base, "docs"), "ARROWHEAD_DATA_DIR": filepath.Join(base, "data")}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, env)
 	rt, err := wire.Build(t.Context(), s, wire.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -11,8 +11,8 @@ import (
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/embed"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/data"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
@@ -28,10 +28,7 @@ func sqlApp(t *testing.T) *core.App {
 	}
 	vars := map[string]string{"ARROWHEAD_PROFILE": "docs", "ARROWHEAD_SQL_DSN": dsn, "ARROWHEAD_SQL_TIMEOUT_SECONDS": "0.5",
 		"ARROWHEAD_SQL_MAX_ROWS": "2", "ARROWHEAD_RATE_LIMIT_ENABLED": "false"}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, vars)
 	pool, err := postgres.NewPool(t.Context(), dsn)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/internal/refdocs"
 )
@@ -25,10 +26,7 @@ func TestReferenceDocsRenderVerbatim(t *testing.T) {
 	for _, f := range files {
 		body[f.Path] = string(f.Body)
 	}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := wire.EveryFamilyEnv()[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, wire.EveryFamilyEnv())
 	listing, err := wire.Catalog(t.Context(), s)
 	if err != nil {
 		t.Fatal(err)

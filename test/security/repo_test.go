@@ -10,7 +10,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -57,10 +57,7 @@ func repoApp(t *testing.T) (*wire.Runtime, string) {
 	if err := os.MkdirAll(env["ARROWHEAD_JAIL_ROOT"], 0o755); err != nil {
 		t.Fatal(err)
 	}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, env)
 	rt, err := wire.Build(t.Context(), s, wire.Options{})
 	if err != nil {
 		t.Fatal(err)

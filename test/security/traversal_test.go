@@ -12,7 +12,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -70,10 +70,7 @@ func app(t *testing.T) (*wire.Runtime, string) {
 	}
 	env := map[string]string{"ARROWHEAD_PROFILE": "docs", "ARROWHEAD_JAIL_ROOT": sandbox, "ARROWHEAD_DOCS_ROOT": docs,
 		"ARROWHEAD_DATA_DIR": filepath.Join(base, "data"), "ARROWHEAD_RATE_LIMIT_ENABLED": "false"}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, env)
 	rt, err := wire.Build(t.Context(), s, wire.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -15,7 +15,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/assist"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -65,10 +64,7 @@ func newApp(t testing.TB, model ports.Completer, vars map[string]string) *core.A
 	for k, v := range vars {
 		all[k] = v
 	}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := all[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, all)
 	store, err := fs.OpenRepo(fs.RepoConfig{Root: root, Extensions: s.RepoAllowedExtensions, ExcludedDirs: s.RepoExcludedDirs,
 		MaxFileBytes: int64(s.RepoMaxFileBytes)})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/sqlguard"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/embed"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/data"
@@ -132,10 +133,7 @@ func benchDocIndex(b *testing.B, open openStore) {
 		"ARROWHEAD_VECTOR_INDEX_MAX_FILES": "5000", "ARROWHEAD_VECTOR_INDEX_MAX_CHUNKS": "100000",
 		"ARROWHEAD_VECTOR_INDEX_TIMEOUT_SECONDS": "600",
 	}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := coretest.Settings(b, vars)
 	store, err := fs.OpenDocuments(fs.DocumentsConfig{Root: root, Extensions: s.DocAllowedExtensions})
 	if err != nil {
 		b.Fatal(err)

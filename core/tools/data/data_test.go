@@ -86,10 +86,7 @@ func newEnvWriting(t *testing.T, pol string, files map[string]string, wrap func(
 		"ARROWHEAD_PGVECTOR_COLLECTIONS": "doc_chunks", "ARROWHEAD_EMBEDDING_DIMENSIONS": "64",
 		"ARROWHEAD_VECTOR_INDEX_CHUNK_MAX_CHARS": "200", "ARROWHEAD_VECTOR_INDEX_CHUNK_OVERLAP": "20",
 	}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := vars[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, vars)
 	store, err := fs.OpenDocuments(fs.DocumentsConfig{Root: root, Extensions: s.DocAllowedExtensions})
 	if err != nil {
 		t.Fatal(err)

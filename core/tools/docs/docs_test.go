@@ -15,7 +15,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
 	"github.com/arrowhead-go/arrowhead/policies"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -41,10 +40,7 @@ func newEnv(t testing.TB, vars map[string]string, files map[string]string) env {
 	for k, v := range vars {
 		all[k] = v
 	}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := all[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, all)
 	store, err := fs.OpenDocuments(fs.DocumentsConfig{Root: root, Extensions: s.DocAllowedExtensions,
 		MaxReadBytes: int64(s.DocMaxBytes), MaxWriteBytes: int64(s.DocWriteMaxBytes), QuotaBytes: int64(s.DocWriteQuotaBytes)})
 	if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/exectools"
@@ -70,10 +71,7 @@ func newEnv(t testing.TB, vars map[string]string, files map[string]string) env {
 	for k, v := range vars {
 		all[k] = v
 	}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := all[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, all)
 	pol, err := authz.Parse([]byte(s.AuthzPolicy))
 	if err != nil {
 		t.Fatal(err)
@@ -356,16 +354,8 @@ func TestRunTestsNotConfigured(t *testing.T) {
 }
 
 func TestFamilyNeedsItsPorts(t *testing.T) {
-	s, err := settings.Load(func(k string) (string, bool) {
-		v, ok := map[string]string{"ARROWHEAD_EXEC_ENABLED": "true"}[k]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
-		Families: []core.Member{exectools.Family.With(exectools.Ports{Authorizer: portstest.AllowAll{}})}})
+	s := coretest.Settings(t, map[string]string{"ARROWHEAD_EXEC_ENABLED": "true"})
+	_, err := core.New(coretest.Deps(s, portstest.AllowAll{}, exectools.Family.With(exectools.Ports{Authorizer: portstest.AllowAll{}})))
 	if err == nil || !strings.Contains(err.Error(), "Runner") {
 		t.Fatalf("an exec family without a runner was built: %v", err)
 	}

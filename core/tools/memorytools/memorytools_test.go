@@ -12,7 +12,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/embed"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/memorytools"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
@@ -49,13 +48,7 @@ func (failing) Embed(context.Context, []string) ([][]float32, error) {
 
 func newApp(t *testing.T, backend ports.MemoryBackend, e ports.Embedder) *core.App {
 	t.Helper()
-	s, err := settings.Load(func(k string) (string, bool) {
-		v, ok := map[string]string{"ARROWHEAD_PROFILE": "docs", "ARROWHEAD_RATE_LIMIT_ENABLED": "false"}[k]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, map[string]string{"ARROWHEAD_PROFILE": "docs", "ARROWHEAD_RATE_LIMIT_ENABLED": "false"})
 	clock := &portstest.Clock{T: time.Unix(1700000000, 0)}
 	app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
 		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: clock,

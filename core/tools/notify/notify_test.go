@@ -13,7 +13,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/notify"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
@@ -41,10 +40,7 @@ func newEnv(t *testing.T, policy string, signed bool, vars map[string]string) en
 	for k, v := range vars {
 		all[k] = v
 	}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := all[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, all)
 	pol, err := authz.Parse([]byte(policy))
 	if err != nil {
 		t.Fatal(err)
@@ -186,10 +182,7 @@ func TestNotifyMapsEgressRefusals(t *testing.T) {
 }
 
 func TestNotifyFamilyGatedByAllowlist(t *testing.T) {
-	s, err := settings.Load(func(k string) (string, bool) { return "", false })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, nil)
 	app, err := core.New(coretest.Deps(s, portstest.AllowAll{}, notify.Family.With(notify.Ports{})))
 	if err != nil {
 		t.Fatalf("an ungated family with no ports must not be bound: %v", err)

@@ -53,10 +53,7 @@ func newEnv(t testing.TB, root string, vars map[string]string, files map[string]
 	for k, v := range vars {
 		all[k] = v
 	}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := all[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, all)
 	store, err := fs.OpenRepo(fs.RepoConfig{Root: root, Extensions: s.RepoAllowedExtensions, ExcludedDirs: s.RepoExcludedDirs,
 		Names: []string{"go.mod"}, MaxFileBytes: int64(s.RepoMaxFileBytes)})
 	if err != nil {
@@ -442,13 +439,7 @@ func TestDependencyGraph(t *testing.T) {
 }
 
 func TestNotConfiguredWithoutARepository(t *testing.T) {
-	s, err := settings.Load(func(k string) (string, bool) {
-		v, ok := map[string]string{"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_RATE_LIMIT_ENABLED": "false"}[k]
-		return v, ok
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, map[string]string{"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_RATE_LIMIT_ENABLED": "false"})
 	app, err := core.New(coretest.Deps(s, portstest.AllowAll{}, repo.Family.With(repo.Ports{Authorizer: portstest.AllowAll{}})))
 	if err != nil {
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
 	"github.com/arrowhead-go/arrowhead/core/tools/tasktools"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -68,10 +67,7 @@ func newEnv(t testing.TB, policy string, gated bool, vars map[string]string, fil
 	for k, v := range vars {
 		all[k] = v
 	}
-	s, err := settings.Load(func(k string) (string, bool) { v, ok := all[k]; return v, ok })
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coretest.Settings(t, all)
 	corpus, err := fs.OpenDocuments(fs.DocumentsConfig{Root: root, Extensions: s.DocAllowedExtensions, MaxReadBytes: int64(s.DocMaxBytes)})
 	if err != nil {
 		t.Fatal(err)
