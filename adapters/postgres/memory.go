@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/pgvector/pgvector-go"
 
 	"github.com/arrowhead-go/arrowhead/migrations"
@@ -527,29 +526,12 @@ func scanRecordWith(row pgx.Row, extra ...any) (ports.MemoryRecord, error) {
 	return r, nil
 }
 
-// memoryErr passes the port's own errors (not found, a bound, a refused
-// embedding) and a done context through, and reduces anything else to the
-// operation and, for a server error, its SQLSTATE: the driver's message
-// can quote values.
+// memoryErr is dbErr for the memory backend, whose own errors are not
+// found, a bound and a refused embedding.
 func memoryErr(op string, err error) error {
-	var le *ports.MemoryLimitError
-	var ve *ports.VectorError
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, ports.ErrNotFound), errors.As(err, &le), errors.As(err, &ve):
-		return err
-	case errors.Is(err, context.Canceled):
-		return fmt.Errorf("%s: %w", op, context.Canceled)
-	case errors.Is(err, context.DeadlineExceeded), pgconn.Timeout(err):
-		return fmt.Errorf("%s: %w", op, context.DeadlineExceeded)
-	}
-	var pe *pgconn.PgError
-	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: sqlstate %s", op, pe.Code)
-	}
-	if errors.Is(err, ErrClosed) {
-		return fmt.Errorf("%s: %w", op, ErrClosed)
-	}
-	return fmt.Errorf("%s: the database could not complete it", op)
+	return dbErr(op, err, func(err error) bool {
+		var le *ports.MemoryLimitError
+		var ve *ports.VectorError
+		return errors.Is(err, ports.ErrNotFound) || errors.As(err, &le) || errors.As(err, &ve)
+	})
 }

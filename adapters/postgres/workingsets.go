@@ -257,17 +257,25 @@ func (w *WorkingSets) Delete(ctx context.Context, owner, name string) error {
 	return stateErr("deleting a working set", err)
 }
 
-// stateErr passes the port's own errors and the call's cancellation
-// through, and turns anything else into a fixed error naming the
-// operation and, for a server error, its SQLSTATE; never driver text,
-// which can quote values.
+// stateErr is dbErr for the working sets and the task registry.
 func stateErr(op string, err error) error {
+	return dbErr(op, err, func(err error) bool {
+		return errors.Is(err, ports.ErrNotFound) || errors.Is(err, ports.ErrTooManySets) ||
+			errors.Is(err, ports.ErrSetFull) || errors.Is(err, ports.ErrSetsExhausted) ||
+			errors.Is(err, errWorkingSetDamaged)
+	})
+}
+
+// dbErr is what a state adapter returns for err: its port's own errors
+// (those own reports) as they are, cancellation, a timeout and a closed
+// pool as such, and anything else as a fixed error naming the operation
+// and, for a server error, its SQLSTATE; never driver text, which can
+// quote values.
+func dbErr(op string, err error, own func(error) bool) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, ports.ErrNotFound), errors.Is(err, ports.ErrTooManySets),
-		errors.Is(err, ports.ErrSetFull), errors.Is(err, ports.ErrSetsExhausted),
-		errors.Is(err, errWorkingSetDamaged):
+	case own(err):
 		return err
 	case errors.Is(err, context.DeadlineExceeded), pgconn.Timeout(err):
 		return fmt.Errorf("%s: %w", op, context.DeadlineExceeded)
@@ -278,7 +286,7 @@ func stateErr(op string, err error) error {
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("%s: the state database failed (sqlstate %s)", op, pe.Code)
+		return fmt.Errorf("%s: the database failed (sqlstate %s)", op, pe.Code)
 	}
-	return fmt.Errorf("%s: the state database is unavailable", op)
+	return fmt.Errorf("%s: the database is unavailable", op)
 }
