@@ -48,6 +48,15 @@ func llmServe(t *testing.T, handle func(w http.ResponseWriter, r *http.Request))
 	return f
 }
 
+// seen is what the fake received: the request count and the last
+// request's headers and decoded body. The handler writes them on the
+// server's goroutine, so they are read under the lock.
+func (f *llmFake) seen() (int, http.Header, map[string]any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.n, f.header, f.body
+}
+
 func (f *llmFake) endpoint(path string) string {
 	return "http://" + llmHost + ":" + strconv.Itoa(f.port) + path
 }
@@ -87,12 +96,13 @@ func TestHTTPCompleterAnthropicShape(t *testing.T) {
 	if err != nil || got != "It adds two numbers." {
 		t.Fatalf("%q, %v", got, err)
 	}
-	if f.header.Get("x-api-key") != llmKey || f.header.Get("anthropic-version") != httpx.AnthropicVersion || f.header.Get("Authorization") != "" {
-		t.Fatalf("headers %v", f.header)
+	_, header, body := f.seen()
+	if header.Get("x-api-key") != llmKey || header.Get("anthropic-version") != httpx.AnthropicVersion || header.Get("Authorization") != "" {
+		t.Fatalf("headers %v", header)
 	}
-	msgs, _ := f.body["messages"].([]any)
-	if f.body["system"] != "Explain." || f.body["max_tokens"] != float64(77) || f.body["model"] != "m1" || len(msgs) != 1 {
-		t.Fatalf("body %v", f.body)
+	msgs, _ := body["messages"].([]any)
+	if body["system"] != "Explain." || body["max_tokens"] != float64(77) || body["model"] != "m1" || len(msgs) != 1 {
+		t.Fatalf("body %v", body)
 	}
 }
 
@@ -103,10 +113,11 @@ func TestHTTPCompleterOpenAIShape(t *testing.T) {
 	if err != nil || got != "Summary." {
 		t.Fatalf("%q, %v", got, err)
 	}
-	if f.header.Get("Authorization") != "Bearer "+llmKey || f.header.Get("x-api-key") != "" {
-		t.Fatalf("headers %v", f.header)
+	_, header, body := f.seen()
+	if header.Get("Authorization") != "Bearer "+llmKey || header.Get("x-api-key") != "" {
+		t.Fatalf("headers %v", header)
 	}
-	msgs, _ := f.body["messages"].([]any)
+	msgs, _ := body["messages"].([]any)
 	if len(msgs) != 2 || msgs[0].(map[string]any)["role"] != "system" || msgs[1].(map[string]any)["content"] != llmPrompt {
 		t.Fatalf("messages %v", msgs)
 	}
@@ -153,8 +164,8 @@ func TestHTTPCompleterFailuresNeverLeak(t *testing.T) {
 					t.Fatalf("%q leaked into %q", leak, err)
 				}
 			}
-			if f.n != 1 {
-				t.Fatalf("%d requests; a redirect must not be followed", f.n)
+			if n, _, _ := f.seen(); n != 1 {
+				t.Fatalf("%d requests; a redirect must not be followed", n)
 			}
 		})
 	}
@@ -170,7 +181,8 @@ func TestHTTPCompleterNeedsTheInternalExemption(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Complete(context.Background(), ports.CompletionRequest{Prompt: "p", MaxTokens: 1}); err == nil || f.n != 0 {
-		t.Fatalf("a loopback model not on the internal list was reached: %v, %d requests", err, f.n)
+	_, err = c.Complete(context.Background(), ports.CompletionRequest{Prompt: "p", MaxTokens: 1})
+	if n, _, _ := f.seen(); err == nil || n != 0 {
+		t.Fatalf("a loopback model not on the internal list was reached: %v, %d requests", err, n)
 	}
 }
