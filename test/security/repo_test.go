@@ -36,15 +36,7 @@ func repoApp(t *testing.T) (*wire.Runtime, string) {
 		"repo/src/blob.py":          "S = 1\x00" + secret,
 		"repo/src/image.go":         "\x89PNG\r\n\x1a\n\x00\x00" + secret,
 	}
-	for rel, body := range files {
-		p := filepath.Join(base, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	coretest.WriteFiles(t, base, files)
 	for link, target := range map[string]string{"link-out": outside, "link-file.py": filepath.Join(outside, "secret.py"),
 		"src/link-up": "..", "src/link-git": filepath.Join(root, ".git"), "src/link-rel.py": "../../secret.py"} {
 		if err := os.Symlink(target, filepath.Join(root, filepath.FromSlash(link))); err != nil {

@@ -49,19 +49,6 @@ type env struct {
 	embedder ports.Embedder
 }
 
-func write(t testing.TB, root string, files map[string]string) {
-	t.Helper()
-	for rel, body := range files {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 func newEnv(t testing.TB, vars map[string]string, docs, repo map[string]string) env {
 	t.Helper()
 	return buildEnv(t, vars, docs, repo, false)
@@ -73,8 +60,8 @@ func newEnv(t testing.TB, vars map[string]string, docs, repo map[string]string) 
 func buildEnv(t testing.TB, vars map[string]string, docs, repo map[string]string, vectors bool) env {
 	t.Helper()
 	docsDir, repoDir := t.TempDir(), t.TempDir()
-	write(t, docsDir, docs)
-	write(t, repoDir, repo)
+	coretest.WriteFiles(t, docsDir, docs)
+	coretest.WriteFiles(t, repoDir, repo)
 	all := map[string]string{"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_RATE_LIMIT_ENABLED": "false", "ARROWHEAD_AUTHZ_POLICY": testPolicy}
 	for k, v := range vars {
 		all[k] = v
@@ -244,7 +231,7 @@ func TestForeignSetIsNotFound(t *testing.T) {
 func TestAdversarialPins(t *testing.T) {
 	e := newEnv(t, nil, fixtureDocs, fixtureRepo)
 	outside := t.TempDir()
-	write(t, outside, map[string]string{"x.go": "package x\n", "x.md": "x\n"})
+	coretest.WriteFiles(t, outside, map[string]string{"x.go": "package x\n", "x.md": "x\n"})
 	if err := os.Symlink(filepath.Join(outside, "x.go"), filepath.Join(e.repo, "src", "link.go")); err != nil {
 		t.Fatal(err)
 	}

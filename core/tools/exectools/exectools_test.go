@@ -54,15 +54,7 @@ func newEnv(t testing.TB, vars map[string]string, files map[string]string) env {
 	t.Helper()
 	sandboxtest.RequirePython(t)
 	repoDir := t.TempDir()
-	for rel, body := range files {
-		p := filepath.Join(repoDir, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	coretest.WriteFiles(t, repoDir, files)
 	all := map[string]string{
 		"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_RATE_LIMIT_ENABLED": "false", "ARROWHEAD_EXEC_ENABLED": "true",
 		"ARROWHEAD_AUTHZ_POLICY":      testPolicy,

@@ -40,15 +40,7 @@ func newEnv(t testing.TB, root string, vars map[string]string, files map[string]
 	if root == "" {
 		root = t.TempDir()
 	}
-	for rel, body := range files {
-		p := filepath.Join(root, filepath.FromSlash(rel))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	coretest.WriteFiles(t, root, files)
 	all := map[string]string{"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_RATE_LIMIT_ENABLED": "false", "ARROWHEAD_REPO_ROOT": root}
 	for k, v := range vars {
 		all[k] = v
