@@ -266,11 +266,11 @@ func stateErr(op string, err error) error {
 	})
 }
 
-// dbErr is what a state adapter returns for err: its port's own errors
-// (those own reports) as they are, cancellation, a timeout and a closed
-// pool as such, and anything else as a fixed error naming the operation
-// and, for a server error, its SQLSTATE; never driver text, which can
-// quote values.
+// dbErr is what a state adapter returns for err: the port's own errors
+// (those for which own is true) as they are; cancellation, a timeout and
+// a closed pool as such; anything else as a fixed error naming the
+// operation and, for a server error, its SQLSTATE, never driver text,
+// which can quote values.
 func dbErr(op string, err error, own func(error) bool) error {
 	switch {
 	case err == nil:
