@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -360,8 +361,7 @@ func BenchmarkBatchWriters(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			var next sync.Mutex
-			i := 0
+			var next atomic.Int64
 			var wg sync.WaitGroup
 			b.ResetTimer()
 			start := time.Now()
@@ -370,14 +370,11 @@ func BenchmarkBatchWriters(b *testing.B) {
 				go func() {
 					defer wg.Done()
 					for {
-						next.Lock()
-						if i >= b.N {
-							next.Unlock()
+						i := next.Add(1) - 1
+						if i >= int64(b.N) {
 							return
 						}
 						key := []byte(fmt.Sprintf("k%09d", i))
-						i++
-						next.Unlock()
 						if err := ns.Batch(context.Background(), func(bk *bbolt.Bucket) error { return bk.Put(key, key) }); err != nil {
 							b.Error(err)
 							return
