@@ -73,6 +73,28 @@ type RunRequest struct {
 	// starts. Its error aborts the run and is returned as it is.
 	Stage  func(ctx context.Context, s Scratch) error
 	Limits RunLimits
+	// Dir is the working directory, slash-separated and relative to the
+	// scratch root; empty means the scratch root itself.
+	Dir string
+	// Env adds KEY=VALUE variables to the scrubbed environment (a toolchain's
+	// cache and proxy settings). PATH is not set here: see PathDirs.
+	Env []string
+	// PathDirs are absolute host directories put ahead of the runner's fixed
+	// PATH (the directories of toolchain binaries found at start).
+	PathDirs []string
+	// Mounts are host directories the command may see at their own path
+	// beyond the runner's fixed view: toolchain roots and a module cache
+	// read-only, a per-caller build cache writable. A runner that cannot show
+	// a mount as asked refuses the run.
+	Mounts []Mount
+}
+
+// Mount makes one host directory visible to a command at the same path.
+type Mount struct {
+	// Host is an absolute, clean host path.
+	Host string
+	// Writable allows the command to write there; otherwise it is read-only.
+	Writable bool
 }
 
 // EnforcedLimits are the limits a runner applied to a run.
