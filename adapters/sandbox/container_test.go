@@ -29,6 +29,9 @@ import (
 const fakeEngineMarker = "fake-engine"
 
 func TestMain(m *testing.M) {
+	if mode := os.Getenv(childModeEnv); mode != "" {
+		os.Exit(childMain(mode))
+	}
 	if dir := os.Getenv("DOCKER_CONFIG"); dir != "" {
 		if _, err := os.Stat(filepath.Join(dir, fakeEngineMarker)); err == nil {
 			os.Exit(fakeEngine(dir))

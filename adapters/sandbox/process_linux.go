@@ -77,6 +77,9 @@ func runProcess(ctx context.Context, cmd *exec.Cmd, stdin []byte, wall time.Dura
 	defer closeAll()
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = inR, outW, errW
 
+	if err := sealDescriptors(); err != nil {
+		return outcome{}, err
+	}
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return outcome{}, errStart
