@@ -32,6 +32,22 @@ const (
 	FilesystemImageReadOnly = "image_read_only"
 )
 
+// What an enforcement receipt says about the reach of the memory and
+// process limits.
+const (
+	// LimitScopeCgroupV2: the run had its own cgroup v2 group; memory (swap
+	// included) and processes are bounded for the whole run.
+	LimitScopeCgroupV2 = "cgroup_v2"
+	// LimitScopeCgroupV1: the same with the cgroup v1 memory and pids
+	// controllers.
+	LimitScopeCgroupV1 = "cgroup_v1"
+	// LimitScopeProcess: only per-process rlimits applied; sized tmpfs
+	// mounts (PrivateTmp, ScratchBytes) bound what the run may store.
+	LimitScopeProcess = "process"
+	// LimitScopeContainer: the container engine bounds the whole run.
+	LimitScopeContainer = "container"
+)
+
 // RunLimits bound one command. Every field must be positive.
 type RunLimits struct {
 	// Wall is the wall-clock budget; the whole process tree is killed when
@@ -101,7 +117,7 @@ type Mount struct {
 type EnforcedLimits struct {
 	WallSeconds float64 `json:"wall_seconds" description:"Wall-clock budget in seconds."`
 	CPUSeconds  int     `json:"cpu_seconds" description:"CPU-time budget of each process, in seconds."`
-	MemoryBytes int64   `json:"memory_bytes" description:"Address-space cap of each process (the container memory cap), in bytes."`
+	MemoryBytes int64   `json:"memory_bytes" description:"Memory cap in bytes: of the whole run when limit_scope is a cgroup or container, else the address space of each process."`
 	Processes   int     `json:"processes" description:"Most processes and threads at once."`
 	FileBytes   int64   `json:"file_bytes" description:"Largest file the command may write, in bytes."`
 	OpenFiles   int     `json:"open_files" description:"Most open descriptors per process."`
@@ -124,8 +140,16 @@ type Enforcement struct {
 	// so no process it starts can outlive it.
 	PIDNamespace bool `json:"pid_namespace" description:"True when no process the command started could outlive it."`
 	// Environment is "scrubbed": only a fixed minimal set of variables.
-	Environment string         `json:"environment" description:"scrubbed: only a fixed minimal set of variables." enum:"scrubbed"`
-	Limits      EnforcedLimits `json:"limits" description:"The limits applied."`
+	Environment string `json:"environment" description:"scrubbed: only a fixed minimal set of variables." enum:"scrubbed"`
+	// LimitScope is one of the LimitScope* values.
+	LimitScope string `json:"limit_scope" description:"What bounds memory and processes: cgroup_v2 or cgroup_v1 (a group per run, all its processes together), container (the engine), process (per-process rlimits only)." enum:"cgroup_v2,cgroup_v1,container,process"`
+	// PrivateTmp is true when /tmp, /var/tmp and /dev/shm were the run's
+	// own sized tmpfs mounts, seen by no other run.
+	PrivateTmp bool `json:"private_tmp" description:"True when /tmp, /var/tmp and /dev/shm were the run's own sized memory file systems."`
+	// ScratchBytes is the size cap of the writable scratch directory, or 0
+	// when it is a host directory bounded only by the per-file size.
+	ScratchBytes int64          `json:"scratch_bytes" description:"Size cap of the scratch directory in bytes; 0 when only the per-file size bounds it." minimum:"0"`
+	Limits       EnforcedLimits `json:"limits" description:"The limits applied."`
 }
 
 // RunResult is what one run produced.

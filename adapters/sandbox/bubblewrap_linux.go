@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,9 +20,21 @@ var bwrapPath = "/usr/bin/bwrap"
 // Where the scratch directory appears inside the bubblewrap sandbox.
 const sandboxScratch = "/scratch"
 
-// tmpfsBytes caps the private /tmp of the bubblewrap and container
-// sandboxes.
+// stageDir is where bubblewrap shows the staged scratch, read-only, for the
+// copy into the run's sized scratch.
+const stageDir = "/.stage"
+
+// tmpfsBytes caps the container sandbox's /tmp, and bubblewrap's /var/tmp
+// and /dev/shm (never above the run's memory).
 const tmpfsBytes = 64 << 20
+
+// copyInScript fills the sized scratch from the staged files, enters the
+// working directory ($1) and execs the command (the rest). The script is
+// fixed; the caller's argv reaches it only as positional parameters.
+const copyInScript = `cp -a ` + stageDir + `/. ` + sandboxScratch + `/ && cd -- "$1" && shift && exec "$@"`
+
+// shPath runs copyInScript.
+const shPath = "/bin/sh"
 
 // systemDirs are shown read-only in the sandbox: the installed software
 // and nothing else of the host. On a merged-/usr system the top-level ones
@@ -66,10 +79,6 @@ func newBubblewrap(root *scratchRoot, id identity) (*bubblewrap, error) {
 		"--uid", uid, "--gid", gid, "--cap-drop", "ALL",
 		"--hostname", "sandbox", "--clearenv",
 	}
-	for _, kv := range scrubbedEnv(sandboxScratch, "/tmp") {
-		k, v, _ := strings.Cut(kv, "=")
-		args = append(args, "--setenv", k, v)
-	}
 	for _, d := range systemDirs {
 		st, err := os.Lstat(d)
 		switch {
@@ -92,7 +101,6 @@ func newBubblewrap(root *scratchRoot, id identity) (*bubblewrap, error) {
 		"--ro-bind", filepath.Join(etc, "passwd"), "/etc/passwd",
 		"--ro-bind", filepath.Join(etc, "group"), "/etc/group",
 		"--proc", "/proc", "--dev", "/dev",
-		"--size", strconv.Itoa(tmpfsBytes), "--tmpfs", "/tmp",
 	)
 	return &bubblewrap{id: id, fixedArg: args}, nil
 }
@@ -126,15 +134,57 @@ func writeIdentityFiles(root *scratchRoot, id identity) (string, error) {
 
 func (b *bubblewrap) name() string { return ports.RunnerBubblewrap }
 
-func (b *bubblewrap) resolve(program string) (string, error) { return LookPath(program) }
+func (b *bubblewrap) resolve(program string, pathDirs []string) (string, error) {
+	return lookPath(program, pathDirs)
+}
 
 func (b *bubblewrap) limits(l ports.RunLimits) ports.EnforcedLimits { return appliedLimits(l) }
 
-func (b *bubblewrap) command(s *scratch, lim ports.EnforcedLimits, argv []string) (*exec.Cmd, func(outcome)) {
+// tmpSizes are a run's tmpfs sizes: the scratch and /tmp may each hold the
+// run's memory (under a cgroup they share it, since tmpfs pages are
+// charged to the group), /var/tmp and /dev/shm a little.
+func tmpSizes(lim ports.EnforcedLimits) (scratchAndTmp, small int64) {
+	return lim.MemoryBytes, min(tmpfsBytes, lim.MemoryBytes)
+}
+
+// command shows the run its own sized tmpfs scratch (filled from the
+// staged files by copyInScript), /tmp, /var/tmp and /dev/shm, so no
+// writable place is shared with another run or the host beyond the
+// request's writable mounts; PathDirs and read-only mounts are bound
+// read-only at their own path.
+func (b *bubblewrap) command(s *scratch, sp runSpec) (*exec.Cmd, func(outcome), error) {
+	big, small := tmpSizes(sp.lim)
+	sized := func(n int64, dir string) []string {
+		return []string{"--size", strconv.FormatInt(n, 10), "--tmpfs", dir}
+	}
 	args := append([]string(nil), b.fixedArg...)
-	args = append(args, "--bind", s.dir, sandboxScratch, "--chdir", sandboxScratch, "--")
-	args = append(args, limitArgs(lim)...)
-	args = append(args, argv...)
+	for _, kv := range runEnv(sandboxScratch, "/tmp", sp.req) {
+		k, v, _ := strings.Cut(kv, "=")
+		args = append(args, "--setenv", k, v)
+	}
+	args = append(args, sized(small, "/dev/shm")...)
+	args = append(args, sized(big, "/tmp")...)
+	args = append(args, sized(small, "/var/tmp")...)
+	args = append(args, sized(big, sandboxScratch)...)
+	for _, d := range sp.req.PathDirs {
+		args = append(args, "--ro-bind", d, d)
+	}
+	for _, m := range sp.req.Mounts {
+		flag := "--ro-bind"
+		if m.Writable {
+			flag = "--bind"
+		}
+		args = append(args, flag, m.Host, m.Host)
+	}
+	dir := path.Join(sandboxScratch, sp.req.Dir)
+	if sp.staged || sp.req.Dir != "" {
+		args = append(args, "--ro-bind", s.dir, stageDir, "--chdir", sandboxScratch, "--",
+			shPath, "-c", copyInScript, "sh", dir)
+	} else {
+		args = append(args, "--chdir", sandboxScratch, "--")
+	}
+	args = append(args, limitArgs(sp.lim, sp.scope)...)
+	args = append(args, sp.argv...)
 	return &exec.Cmd{
 		Path: bwrapPath,
 		Args: args,
@@ -145,9 +195,12 @@ func (b *bubblewrap) command(s *scratch, lim ports.EnforcedLimits, argv []string
 			Pdeathsig:  syscall.SIGKILL,
 			Credential: credential(b.id),
 		},
-	}, nil
+	}, nil, nil
 }
 
-func (b *bubblewrap) receipt(lim ports.EnforcedLimits) ports.Enforcement {
-	return receipt(ports.NetworkNone, ports.FilesystemSystemReadOnly, b.id, lim)
+func (b *bubblewrap) receipt(sp runSpec) ports.Enforcement {
+	e := receipt(ports.NetworkNone, ports.FilesystemSystemReadOnly, b.id, sp)
+	e.PrivateTmp = true
+	e.ScratchBytes, _ = tmpSizes(sp.lim)
+	return e
 }

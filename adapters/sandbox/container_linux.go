@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path"
 	"strconv"
 	"syscall"
 	"time"
@@ -63,8 +64,9 @@ func newContainer(cfg Config, id identity) (*container, error) {
 
 func (b *container) name() string { return ports.RunnerContainer }
 
-// resolve leaves the program to the image's own PATH.
-func (b *container) resolve(program string) (string, error) {
+// resolve leaves the program to the image's own PATH (led by the request's
+// PathDirs, mounted read-only).
+func (b *container) resolve(program string, _ []string) (string, error) {
 	if program == "" {
 		return "", ports.ErrProgramNotFound
 	}
@@ -88,7 +90,8 @@ func containerName() string {
 }
 
 // runArgs is the engine argv for one run.
-func (b *container) runArgs(name, scratchDir string, lim ports.EnforcedLimits, argv []string) []string {
+func (b *container) runArgs(name, scratchDir string, sp runSpec) []string {
+	lim := sp.lim
 	n := func(v int64) string { return strconv.FormatInt(v, 10) }
 	ulimit := func(k string, v int64) string { return k + "=" + n(v) + ":" + n(v) }
 	args := []string{b.engine, "run", "--rm", "--interactive", "--name", name,
@@ -106,14 +109,30 @@ func (b *container) runArgs(name, scratchDir string, lim ports.EnforcedLimits, a
 		"--ulimit", ulimit("nofile", int64(lim.OpenFiles)),
 		"--user", strconv.Itoa(b.id.uid) + ":" + strconv.Itoa(b.id.gid),
 		"--tmpfs", "/tmp:rw,nosuid,nodev,size=" + strconv.Itoa(tmpfsBytes),
+		"--shm-size", strconv.Itoa(tmpfsBytes),
 		"--mount", "type=bind,source=" + scratchDir + ",target=" + sandboxScratch,
-		"--workdir", sandboxScratch,
 	}
-	for _, kv := range scrubbedEnv(sandboxScratch, "/tmp")[1:] { // the image keeps its own PATH
+	// Paths were checked by validRequest: absolute, clean, no ',' or ':'.
+	for _, d := range sp.req.PathDirs {
+		args = append(args, "--mount", "type=bind,source="+d+",target="+d+",readonly")
+	}
+	for _, m := range sp.req.Mounts {
+		spec := "type=bind,source=" + m.Host + ",target=" + m.Host
+		if !m.Writable {
+			spec += ",readonly"
+		}
+		args = append(args, "--mount", spec)
+	}
+	args = append(args, "--workdir", path.Join(sandboxScratch, sp.req.Dir))
+	env := runEnv(sandboxScratch, "/tmp", sp.req)
+	if len(sp.req.PathDirs) == 0 {
+		env = env[1:] // the image keeps its own PATH
+	}
+	for _, kv := range env {
 		args = append(args, "--env", kv)
 	}
 	args = append(args, b.image)
-	return append(args, argv...)
+	return append(args, sp.argv...)
 }
 
 // removeArgs is the engine argv that stops and removes a run's container.
@@ -135,7 +154,7 @@ func clientEnv() []string {
 // command runs the engine client; when the client had to be killed (or
 // died of a signal), the container it started may still run, and is
 // removed before the call returns.
-func (b *container) command(s *scratch, lim ports.EnforcedLimits, argv []string) (*exec.Cmd, func(outcome)) {
+func (b *container) command(s *scratch, sp runSpec) (*exec.Cmd, func(outcome), error) {
 	name := containerName()
 	cleanup := func(o outcome) {
 		if o.killed || o.exitCode > 128 {
@@ -144,14 +163,14 @@ func (b *container) command(s *scratch, lim ports.EnforcedLimits, argv []string)
 	}
 	return &exec.Cmd{
 		Path: b.engine,
-		Args: b.runArgs(name, s.dir, lim, argv),
+		Args: b.runArgs(name, s.dir, sp),
 		Env:  clientEnv(),
 		Dir:  s.dir,
 		SysProcAttr: &syscall.SysProcAttr{
 			Setpgid:   true,
 			Pdeathsig: syscall.SIGKILL,
 		},
-	}, cleanup
+	}, cleanup, nil
 }
 
 // remove force-removes a run's container through the engine.
@@ -164,6 +183,10 @@ func (b *container) remove(name string) {
 	_ = cmd.Run()
 }
 
-func (b *container) receipt(lim ports.EnforcedLimits) ports.Enforcement {
-	return receipt(ports.NetworkNone, ports.FilesystemImageReadOnly, b.id, lim)
+// receipt: /tmp and /dev/shm are the container's own sized tmpfs, and the
+// read-only root leaves no /var/tmp to write.
+func (b *container) receipt(sp runSpec) ports.Enforcement {
+	e := receipt(ports.NetworkNone, ports.FilesystemImageReadOnly, b.id, sp)
+	e.PrivateTmp = true
+	return e
 }

@@ -160,6 +160,7 @@ func TestContainerArgv(t *testing.T) {
 		"--ulimit", "nofile=128:128",
 		"--user", strconv.Itoa(uid) + ":" + strconv.Itoa(gid),
 		"--tmpfs", "/tmp:rw,nosuid,nodev,size=67108864",
+		"--shm-size", "67108864",
 		"--mount", "type=bind,source=" + scratchDir + ",target=/scratch",
 		"--workdir", "/scratch",
 		"--env", "HOME=/scratch",

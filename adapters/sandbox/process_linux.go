@@ -37,13 +37,13 @@ type outcome struct {
 	duration time.Duration
 }
 
-// runProcess starts cmd (its Stdin, Stdout and Stderr are set here) in its
+// runProcess starts cmd with start (its Stdin, Stdout and Stderr are set here) in its
 // own process group, feeds it stdin, caps its output at outputCap bytes,
 // and kills the group when the wall budget runs out, the output cap is
 // reached or ctx ends. Once the leader has exited, and before it is reaped
 // (so its group id cannot be reused meanwhile), the whole group is killed:
 // nothing in it outlives the call.
-func runProcess(ctx context.Context, cmd *exec.Cmd, stdin []byte, wall time.Duration, outputCap int) (outcome, error) {
+func runProcess(ctx context.Context, cmd *exec.Cmd, start func(*exec.Cmd) error, stdin []byte, wall time.Duration, outputCap int) (outcome, error) {
 	if cmd.SysProcAttr == nil || !cmd.SysProcAttr.Setpgid {
 		return outcome{}, errors.New("a sandboxed command needs its own process group")
 	}
@@ -80,8 +80,11 @@ func runProcess(ctx context.Context, cmd *exec.Cmd, stdin []byte, wall time.Dura
 	if err := sealDescriptors(); err != nil {
 		return outcome{}, err
 	}
-	start := time.Now()
-	if err := cmd.Start(); err != nil {
+	began := time.Now()
+	if err := start(cmd); err != nil {
+		if errors.Is(err, errCgroup) {
+			return outcome{}, err
+		}
 		return outcome{}, errStart
 	}
 	// The child holds its own copies; the server keeps only its ends.
@@ -113,7 +116,7 @@ func runProcess(ctx context.Context, cmd *exec.Cmd, stdin []byte, wall time.Dura
 	// its budget is not reported as timed out.
 	timer.Stop()
 	stopCancel()
-	elapsed := time.Since(start)
+	elapsed := time.Since(began)
 	g.killAndSeal()
 	_ = cmd.Wait() // the status is read from ProcessState below
 

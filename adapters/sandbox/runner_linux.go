@@ -16,16 +16,17 @@ import (
 type backend interface {
 	name() string
 	// resolve turns the request's program name into what the wrapped
-	// command executes.
-	resolve(program string) (string, error)
-	// limits are the limits the backend will apply for req.
+	// command executes, looking on pathDirs first.
+	resolve(program string, pathDirs []string) (string, error)
+	// limits are the limits the backend will apply for l when only
+	// per-process limits hold.
 	limits(l ports.RunLimits) ports.EnforcedLimits
-	// command builds the process for argv (program already resolved) in
-	// s, and what to do once it is gone (nil for nothing): the container
-	// backend removes a container whose client was killed.
-	command(s *scratch, lim ports.EnforcedLimits, argv []string) (*exec.Cmd, func(outcome))
+	// command builds the process for sp in s, and what to do once it is
+	// gone (nil for nothing): the container backend removes a container
+	// whose client was killed. Its error refuses the run.
+	command(s *scratch, sp runSpec) (*exec.Cmd, func(outcome), error)
 	// receipt describes the controls command applies.
-	receipt(lim ports.EnforcedLimits) ports.Enforcement
+	receipt(sp runSpec) ports.Enforcement
 }
 
 // Runner is a sandboxed command runner. It implements ports.Runner and is
@@ -33,6 +34,9 @@ type backend interface {
 type Runner struct {
 	b       backend
 	scratch *scratchRoot
+	// groups makes a cgroup per run; nil for the container runner, whose
+	// engine bounds the whole container.
+	groups *cgroups
 }
 
 var _ ports.Runner = (*Runner)(nil)
@@ -65,6 +69,7 @@ func New(ctx context.Context, cfg Config) (*Runner, error) {
 	}
 	r := &Runner{b: b, scratch: root}
 	if cfg.Runner != ports.RunnerContainer {
+		r.groups = detectCgroups()
 		// No engine may be running where the server starts; the container
 		// runner is checked for its binary only.
 		if err := r.probe(ctx); err != nil {
@@ -115,12 +120,23 @@ func (r *Runner) Run(ctx context.Context, req ports.RunRequest) (ports.RunResult
 	if len(req.Argv) == 0 || !validLimits(req.Limits) {
 		return ports.RunResult{}, errInvalidRequest
 	}
-	program, err := r.b.resolve(req.Argv[0])
+	if err := validRequest(req); err != nil {
+		return ports.RunResult{}, err
+	}
+	program, err := r.b.resolve(req.Argv[0], req.PathDirs)
 	if err != nil {
 		return ports.RunResult{}, err
 	}
-	argv := append([]string{program}, req.Argv[1:]...)
-	lim := r.b.limits(req.Limits)
+	sp := runSpec{req: req, argv: append([]string{program}, req.Argv[1:]...), lim: r.b.limits(req.Limits),
+		scope: ports.LimitScopeContainer}
+	if r.groups != nil {
+		sp.scope = r.groups.scope
+		if sp.scope != ports.LimitScopeProcess {
+			// The group holds the run's memory and process count as
+			// asked, whatever the server's own rlimits.
+			sp.lim.MemoryBytes, sp.lim.Processes = req.Limits.MemoryBytes, req.Limits.Processes
+		}
+	}
 
 	s, err := r.scratch.create()
 	if err != nil {
@@ -135,8 +151,19 @@ func (r *Runner) Run(ctx context.Context, req ports.RunRequest) (ports.RunResult
 	if err := ctx.Err(); err != nil {
 		return ports.RunResult{}, err
 	}
-	cmd, after := r.b.command(s, lim, argv)
-	o, err := runProcess(ctx, cmd, req.Stdin, req.Limits.Wall, req.Limits.OutputBytes)
+	sp.staged = s.staged
+	cmd, after, err := r.b.command(s, sp)
+	if err != nil {
+		return ports.RunResult{}, err
+	}
+	var group *runCgroup
+	if r.groups != nil {
+		if group, err = r.groups.create(sp.lim); err != nil {
+			return ports.RunResult{}, err
+		}
+		defer func() { _ = group.remove() }()
+	}
+	o, err := runProcess(ctx, cmd, group.start, req.Stdin, req.Limits.Wall, req.Limits.OutputBytes)
 	if after != nil {
 		after(o)
 	}
@@ -151,6 +178,6 @@ func (r *Runner) Run(ctx context.Context, req ports.RunRequest) (ports.RunResult
 		Truncated: o.truncated,
 		Duration:  o.duration,
 		Runner:    r.b.name(),
-		Enforced:  r.b.receipt(lim),
+		Enforced:  r.b.receipt(sp),
 	}, nil
 }

@@ -29,6 +29,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -99,14 +100,17 @@ func sandboxIdentity() identity {
 // bubblewrap runners do. A name with a slash is left alone: it is relative
 // to the scratch directory the command starts in. The error is
 // ports.ErrProgramNotFound.
-func LookPath(name string) (string, error) {
+func LookPath(name string) (string, error) { return lookPath(name, nil) }
+
+// lookPath resolves name on pathDirs, then SandboxPATH.
+func lookPath(name string, pathDirs []string) (string, error) {
 	if name == "" {
 		return "", ports.ErrProgramNotFound
 	}
 	if strings.Contains(name, "/") {
 		return name, nil
 	}
-	for _, dir := range filepath.SplitList(SandboxPATH) {
+	for _, dir := range append(slices.Clone(pathDirs), filepath.SplitList(SandboxPATH)...) {
 		p := filepath.Join(dir, name)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
 			return p, nil
@@ -116,21 +120,82 @@ func LookPath(name string) (string, error) {
 }
 
 // limitArgs is prlimit's argv prefix for lim: soft and hard limits equal,
-// so a process cannot raise its own, and no core dumps.
-func limitArgs(lim ports.EnforcedLimits) []string {
+// so a process cannot raise its own, and no core dumps. Under a per-run
+// cgroup the address space is left alone: the group bounds the memory the
+// run really uses, and runtimes that reserve far more address space than
+// they touch (the Go toolchain) would fail under RLIMIT_AS.
+func limitArgs(lim ports.EnforcedLimits, scope string) []string {
 	pair := func(flag string, v int64) string {
 		s := strconv.FormatInt(v, 10)
 		return "--" + flag + "=" + s + ":" + s
 	}
-	return []string{prlimitPath,
-		pair("cpu", int64(lim.CPUSeconds)),
-		pair("as", lim.MemoryBytes),
+	args := []string{prlimitPath, pair("cpu", int64(lim.CPUSeconds))}
+	if scope == ports.LimitScopeProcess {
+		args = append(args, pair("as", lim.MemoryBytes))
+	}
+	return append(args,
 		pair("nproc", int64(lim.Processes)),
 		pair("fsize", lim.FileBytes),
 		pair("nofile", int64(lim.OpenFiles)),
 		"--core=0:0",
 		"--",
+	)
+}
+
+// errRequestShape refuses a request whose working directory, environment,
+// PATH directories or mounts are malformed: a programming error in the
+// caller. Its text carries none of them.
+var errRequestShape = errors.New("the run request's directory, environment, PATH directories or mounts are malformed")
+
+// validRequest checks the request's placement fields: Dir local to the
+// scratch, Env as KEY=VALUE without PATH, PathDirs and Mount hosts absolute,
+// clean, existing directories that are not the root, /proc or /dev.
+func validRequest(req ports.RunRequest) error {
+	if req.Dir != "" {
+		if d := filepath.FromSlash(req.Dir); !filepath.IsLocal(d) || strings.ContainsRune(req.Dir, 0) {
+			return errRequestShape
+		}
 	}
+	for _, kv := range req.Env {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || k == "PATH" || strings.ContainsAny(k, " \t\n") || strings.ContainsRune(kv, 0) {
+			return errRequestShape
+		}
+	}
+	hostDir := func(p string) bool {
+		if p == "" || !filepath.IsAbs(p) || filepath.Clean(p) != p || p == "/" || strings.ContainsAny(p, ",:\x00") {
+			return false
+		}
+		for _, reserved := range []string{"/proc", "/dev", sandboxScratch, stageDir} {
+			if p == reserved || strings.HasPrefix(p, reserved+"/") {
+				return false
+			}
+		}
+		st, err := os.Stat(p)
+		return err == nil && st.IsDir()
+	}
+	for _, d := range req.PathDirs {
+		if !hostDir(d) {
+			return errRequestShape
+		}
+	}
+	for _, m := range req.Mounts {
+		if !hostDir(m.Host) {
+			return errRequestShape
+		}
+	}
+	return nil
+}
+
+// runEnv is the whole environment of a run: the scrubbed base with PATH
+// led by the request's PathDirs, then the request's own variables (a
+// later one wins, so a request may set HOME or TMPDIR).
+func runEnv(home, tmp string, req ports.RunRequest) []string {
+	env := scrubbedEnv(home, tmp)
+	if len(req.PathDirs) > 0 {
+		env[0] = "PATH=" + strings.Join(req.PathDirs, ":") + ":" + SandboxPATH
+	}
+	return append(env, req.Env...)
 }
 
 // validLimits reports whether every limit is positive.
@@ -145,7 +210,7 @@ var errInvalidRequest = errors.New("the run request needs an argv and positive l
 
 // receipt is a run's enforcement receipt. Every process a runner starts is
 // the first of its own PID namespace, with the scrubbed environment.
-func receipt(network, filesystem string, id identity, lim ports.EnforcedLimits) ports.Enforcement {
+func receipt(network, filesystem string, id identity, sp runSpec) ports.Enforcement {
 	return ports.Enforcement{
 		Network:      network,
 		Filesystem:   filesystem,
@@ -153,6 +218,20 @@ func receipt(network, filesystem string, id identity, lim ports.EnforcedLimits) 
 		SeparateUser: id.separate,
 		PIDNamespace: true,
 		Environment:  environmentScrubbed,
-		Limits:       lim,
+		LimitScope:   sp.scope,
+		Limits:       sp.lim,
 	}
+}
+
+// runSpec is one run as a backend builds it.
+type runSpec struct {
+	req ports.RunRequest
+	// argv has the program resolved.
+	argv []string
+	lim  ports.EnforcedLimits
+	// scope is the reach of the memory and process limits
+	// (ports.LimitScope*).
+	scope string
+	// staged is true when the scratch holds staged files.
+	staged bool
 }

@@ -110,6 +110,8 @@ type scratch struct {
 	id   identity
 	// lock is held for the run's life (see removeAbandoned).
 	lock *os.File
+	// staged is true once a file was written into it.
+	staged bool
 }
 
 // create makes a fresh scratch directory owned by the sandbox uid.
@@ -156,6 +158,7 @@ func (s *scratch) WriteFile(rel string, data []byte) error {
 	if err != nil {
 		return errScratchWrite
 	}
+	s.staged = true
 	_, werr := f.Write(data)
 	var cerr error
 	if s.id.dropFromRoot {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"syscall"
 
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -32,16 +33,20 @@ func newSubprocess(id identity) (*subprocess, error) {
 
 func (b *subprocess) name() string { return ports.RunnerSubprocess }
 
-func (b *subprocess) resolve(program string) (string, error) { return LookPath(program) }
+func (b *subprocess) resolve(program string, pathDirs []string) (string, error) {
+	return lookPath(program, pathDirs)
+}
 
 func (b *subprocess) limits(l ports.RunLimits) ports.EnforcedLimits { return appliedLimits(l) }
 
-func (b *subprocess) command(s *scratch, lim ports.EnforcedLimits, argv []string) (*exec.Cmd, func(outcome)) {
+// command runs in the host's view, where every PathDirs and Mounts
+// directory is already visible at its own path, as far as the uid may.
+func (b *subprocess) command(s *scratch, sp runSpec) (*exec.Cmd, func(outcome), error) {
 	return &exec.Cmd{
 		Path: prlimitPath,
-		Args: append(limitArgs(lim), argv...),
-		Env:  scrubbedEnv(s.dir, s.dir),
-		Dir:  s.dir,
+		Args: append(limitArgs(sp.lim, sp.scope), sp.argv...),
+		Env:  runEnv(s.dir, s.dir, sp.req),
+		Dir:  filepath.Join(s.dir, filepath.FromSlash(sp.req.Dir)),
 		SysProcAttr: &syscall.SysProcAttr{
 			Setpgid:    true,
 			Pdeathsig:  syscall.SIGKILL,
@@ -57,9 +62,9 @@ func (b *subprocess) command(s *scratch, lim ports.EnforcedLimits, argv []string
 			GidMappingsEnableSetgroups: b.id.dropFromRoot,
 			Credential:                 credential(b.id),
 		},
-	}, nil
+	}, nil, nil
 }
 
-func (b *subprocess) receipt(lim ports.EnforcedLimits) ports.Enforcement {
-	return receipt(ports.NetworkHost, ports.FilesystemHost, b.id, lim)
+func (b *subprocess) receipt(sp runSpec) ports.Enforcement {
+	return receipt(ports.NetworkHost, ports.FilesystemHost, b.id, sp)
 }

@@ -20,6 +20,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -72,6 +73,10 @@ func Run(t *testing.T, r ports.Runner, cfg Config) {
 	t.Run("ReceiptNetworkHolds", s.receiptNetwork)
 	t.Run("ReceiptFilesystemHolds", s.receiptFilesystem)
 	t.Run("Concurrent", s.concurrent)
+	t.Run("PlacementFields", s.placement)
+	t.Run("MalformedPlacementRefused", s.malformedPlacement)
+	t.Run("ForkedMemoryBalloon", s.forkedMemoryBalloon)
+	t.Run("StorageBalloons", s.storageBalloons)
 }
 
 type suite struct {
@@ -107,6 +112,11 @@ func (s suite) checkReceipt(t *testing.T, res ports.RunResult, lim ports.RunLimi
 	case ports.FilesystemHost, ports.FilesystemSystemReadOnly, ports.FilesystemImageReadOnly:
 	default:
 		t.Errorf("receipt filesystem %q", e.Filesystem)
+	}
+	switch e.LimitScope {
+	case ports.LimitScopeCgroupV2, ports.LimitScopeCgroupV1, ports.LimitScopeProcess, ports.LimitScopeContainer:
+	default:
+		t.Errorf("receipt limit scope %q", e.LimitScope)
 	}
 	if os.Geteuid() == 0 && (e.UID == 0 || !e.SeparateUser) {
 		t.Errorf("the server is root but the receipt says uid %d, separate %v", e.UID, e.SeparateUser)
@@ -479,7 +489,11 @@ print(json.dumps({k: resource.getrlimit(v) for k, v in names.items()}))
 		t.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
 	}
 	l := res.Enforced.Limits
-	want := map[string]int64{"cpu": int64(l.CPUSeconds), "as": l.MemoryBytes, "fsize": l.FileBytes, "nofile": int64(l.OpenFiles)}
+	want := map[string]int64{"cpu": int64(l.CPUSeconds), "fsize": l.FileBytes, "nofile": int64(l.OpenFiles)}
+	if res.Enforced.LimitScope == ports.LimitScopeProcess {
+		// Otherwise the run's group (or container) bounds memory.
+		want["as"] = l.MemoryBytes
+	}
 	if s.r.Name() != ports.RunnerContainer {
 		want["nproc"] = int64(l.Processes) // the container's is its pids limit
 	}
@@ -690,4 +704,207 @@ func RequirePython(t testing.TB) {
 		}
 	}
 	SkipOrFail(t, "python3 is not on the sandbox PATH")
+}
+
+// hostDir makes a host directory every uid may enter and read, with mode
+// perm, removed when t ends.
+func hostDir(t *testing.T, perm os.FileMode) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "exec-contract-host-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	if err := os.Chmod(dir, perm); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// placement checks Dir, Env, PathDirs and Mounts: the command starts in
+// its working directory, sees the variables, finds a program on a PATH
+// directory, reads a read-only mount it cannot write and writes a
+// writable one.
+func (s suite) placement(t *testing.T) {
+	bin := hostDir(t, 0o755)
+	if err := os.WriteFile(filepath.Join(bin, "arrowhead-contract-tool"), []byte("#!/bin/sh\necho tool ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ro := hostDir(t, 0o755)
+	if err := os.WriteFile(filepath.Join(ro, "cached.txt"), []byte("cached"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rw := hostDir(t, 0o777)
+	stage := func(_ context.Context, sc ports.Scratch) error { return sc.WriteFile("mod/sub/x.txt", []byte("x")) }
+	code := fmt.Sprintf(`import os, json, subprocess
+def can_write(p):
+    try:
+        open(p, "w").write("written")
+        return True
+    except OSError:
+        return False
+print(json.dumps({"cwd": os.getcwd(), "entries": sorted(os.listdir(".")), "foo": os.environ.get("ARROWHEAD_CONTRACT_FOO"),
+  "path0": os.environ["PATH"].split(":")[0], "tool": subprocess.run(["arrowhead-contract-tool"], capture_output=True, text=True).stdout,
+  "ro_read": open(%[1]q + "/cached.txt").read(), "ro_write": can_write(%[1]q + "/new.txt"), "rw_write": can_write(%[2]q + "/out.txt")}))
+`, ro, rw)
+	res, err := s.r.Run(context.Background(), ports.RunRequest{
+		Argv: append(slices.Clone(Python), code), Stage: stage, Limits: Limits, Dir: "mod/sub",
+		Env: []string{"ARROWHEAD_CONTRACT_FOO=bar"}, PathDirs: []string{bin},
+		Mounts: []ports.Mount{{Host: ro}, {Host: rw, Writable: true}}})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var got struct {
+		Cwd     string
+		Entries []string
+		Foo     string
+		Path0   string
+		Tool    string
+		RORead  string `json:"ro_read"`
+		ROWrite bool   `json:"ro_write"`
+		RWWrite bool   `json:"rw_write"`
+	}
+	if err := json.Unmarshal(res.Stdout, &got); err != nil {
+		t.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+	if !strings.HasSuffix(got.Cwd, "/mod/sub") || !slices.Equal(got.Entries, []string{"x.txt"}) {
+		t.Errorf("working directory %q holding %v, want .../mod/sub holding x.txt", got.Cwd, got.Entries)
+	}
+	if got.Foo != "bar" || got.Path0 != bin || got.Tool != "tool ran\n" {
+		t.Errorf("environment: foo %q, PATH starts %q, tool said %q", got.Foo, got.Path0, got.Tool)
+	}
+	if got.RORead != "cached" || got.ROWrite || !got.RWWrite {
+		t.Errorf("mounts: read %q, wrote the read-only one %v, wrote the writable one %v", got.RORead, got.ROWrite, got.RWWrite)
+	}
+	if b, err := os.ReadFile(filepath.Join(rw, "out.txt")); err != nil || string(b) != "written" {
+		t.Errorf("the writable mount's file is not on the host: %q %v", b, err)
+	}
+	if _, err := os.Stat(filepath.Join(ro, "new.txt")); err == nil {
+		t.Error("the read-only mount was written on the host")
+	}
+	// A program is found on the PATH directories too.
+	res, err = s.r.Run(context.Background(), ports.RunRequest{Argv: []string{"arrowhead-contract-tool"}, Limits: Limits, PathDirs: []string{bin}})
+	if err != nil || string(res.Stdout) != "tool ran\n" {
+		t.Errorf("a program on PathDirs: err %v stdout %q stderr %q", err, res.Stdout, res.Stderr)
+	}
+}
+
+func (s suite) malformedPlacement(t *testing.T) {
+	for name, req := range map[string]ports.RunRequest{
+		"dir leaves the scratch": {Dir: "../x"},
+		"absolute dir":           {Dir: "/etc"},
+		"PATH in Env":            {Env: []string{"PATH=/x"}},
+		"Env without =":          {Env: []string{"FOO"}},
+		"relative PATH dir":      {PathDirs: []string{"bin"}},
+		"missing PATH dir":       {PathDirs: []string{"/nonexistent/arrowhead"}},
+		"root mount":             {Mounts: []ports.Mount{{Host: "/"}}},
+		"unclean mount":          {Mounts: []ports.Mount{{Host: "/usr/../etc"}}},
+		"proc mount":             {Mounts: []ports.Mount{{Host: "/proc/self"}}},
+	} {
+		req.Argv, req.Limits = []string{"true"}, Limits
+		if _, err := s.r.Run(context.Background(), req); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}
+
+// tmpfsMagic is statfs's type of a tmpfs.
+const tmpfsMagic = 0x01021994
+
+// heldCount counts the lines "held" in a balloon's output.
+func heldCount(res ports.RunResult) int {
+	return strings.Count(string(res.Stdout), "held\n")
+}
+
+// forkedMemoryBalloon forks five children that each hold 80 MiB under a
+// 256 MiB limit, then counts those still alive together. Per-process
+// limits let all five hold at once (1.5 times the limit); a per-run bound
+// (a cgroup, a container) must not. The kernel may kill holders to stay
+// within the bound, so what counts is how many hold at the same time.
+func (s suite) forkedMemoryBalloon(t *testing.T) {
+	lim := Limits
+	lim.MemoryBytes = 256 << 20
+	code := `import os, sys, time
+kids = []
+for _ in range(5):
+    pid = os.fork()
+    if pid == 0:
+        b = bytearray(b"x") * (80 << 20)
+        sys.stdout.write("held\n"); sys.stdout.flush()
+        time.sleep(5)
+        os._exit(0)
+    kids.append(pid)
+    time.sleep(0.3)
+time.sleep(1)
+alive = sum(1 for k in kids if os.waitpid(k, os.WNOHANG) == (0, 0))
+print("alive", alive)
+`
+	res := s.python(t, code, lim)
+	var alive int
+	_, after, _ := strings.Cut(string(res.Stdout), "alive ")
+	if _, err := fmt.Sscanf(after, "%d", &alive); err != nil {
+		// The kernel chose the parent: nothing held beyond the bound.
+		t.Logf("the parent did not report (exit %d): %q", res.ExitCode, res.Stderr)
+		return
+	}
+	// A child counts when it both allocated and is still alive.
+	alive = min(alive, heldCount(res))
+	t.Logf("%d of 5 children held 80 MiB at once under %s", alive, res.Enforced.LimitScope)
+	switch res.Enforced.LimitScope {
+	case ports.LimitScopeProcess:
+		// The receipt says per-process only; nothing more to hold it to.
+	default:
+		if int64(alive)*(80<<20) > lim.MemoryBytes {
+			t.Fatalf("%d children held 80 MiB each at once under a per-run limit of 256 MiB (scope %s)", alive, res.Enforced.LimitScope)
+		}
+	}
+}
+
+// storageBalloons fill /dev/shm, /tmp and the scratch with 4 MiB files up
+// to 400 MiB under a 128 MiB memory limit; each must stop within what the
+// receipt claims bounds it.
+func (s suite) storageBalloons(t *testing.T) {
+	lim := Limits
+	lim.MemoryBytes = 128 << 20
+	for _, place := range []string{"/dev/shm", "/tmp", "."} {
+		t.Run(strings.Trim(place, "/."), func(t *testing.T) {
+			dir := fmt.Sprintf("%s/arrowhead-balloon-%d-%d", place, os.Getpid(), time.Now().UnixNano())
+			if place != "." {
+				t.Cleanup(func() { _ = os.RemoveAll(dir) }) // a host view's leftovers
+			}
+			code := fmt.Sprintf(`import os, sys
+os.makedirs(%q)
+chunk = b"y" * (4 << 20)
+for i in range(100):
+    try:
+        with open(os.path.join(%q, str(i)), "wb") as f:
+            f.write(chunk)
+    except OSError:
+        break
+    sys.stdout.write("held\n"); sys.stdout.flush()
+`, dir, dir)
+			e := s.python(t, "print(1)", lim).Enforced
+			bound := int64(0)
+			switch {
+			case place == "." && e.ScratchBytes > 0:
+				bound = e.ScratchBytes
+			case place != "." && e.PrivateTmp:
+				bound = lim.MemoryBytes // never sized above the run's memory
+			case e.LimitScope == ports.LimitScopeCgroupV1 || e.LimitScope == ports.LimitScopeCgroupV2:
+				var st syscall.Statfs_t
+				if place != "." && e.Filesystem == ports.FilesystemHost && syscall.Statfs(place, &st) == nil && st.Type == tmpfsMagic {
+					bound = lim.MemoryBytes // the host's tmpfs pages are charged to the group
+				}
+			}
+			if bound == 0 {
+				t.Skipf("the receipt claims no bound on %s (scope %s, private tmp %v, scratch %d)", place, e.LimitScope, e.PrivateTmp, e.ScratchBytes)
+			}
+			res := s.python(t, code, lim)
+			held := int64(heldCount(res))
+			if held*(4<<20) > bound {
+				t.Fatalf("%d MiB written to %s past a bound of %d MiB", held*4, place, bound>>20)
+			}
+			t.Logf("%d MiB written to %s under a bound of %d MiB", held*4, place, bound>>20)
+		})
+	}
 }
