@@ -47,6 +47,14 @@ var _ ports.Runner = (*Runner)(nil)
 // error rather than a refusal at the first call. It never substitutes
 // another runner.
 func New(ctx context.Context, cfg Config) (*Runner, error) {
+	if cfg.Runner == RunnerAuto {
+		cfg.Runner = ports.RunnerBubblewrap
+		r, err := New(ctx, cfg)
+		if err != nil {
+			return nil, fmt.Errorf("no confined runner can run here, so exec is refused: %w", err)
+		}
+		return r, nil
+	}
 	id := sandboxIdentity()
 	root, err := openScratchRoot(cfg.Workdir, id)
 	if err != nil {

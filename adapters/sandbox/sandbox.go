@@ -36,10 +36,16 @@ import (
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
+// RunnerAuto asks New for the confined runner this host offers:
+// bubblewrap, which needs no root where unprivileged user namespaces are
+// enabled. Where it cannot run, New refuses and says why rather than fall
+// back to a runner that would leave the host writable.
+const RunnerAuto = "auto"
+
 // Config selects and places a runner.
 type Config struct {
-	// Runner is ports.RunnerSubprocess, RunnerBubblewrap or RunnerContainer
-	// (ARROWHEAD_EXEC_RUNNER).
+	// Runner is RunnerAuto, ports.RunnerSubprocess, RunnerBubblewrap or
+	// RunnerContainer (ARROWHEAD_EXEC_RUNNER).
 	Runner string
 	// Workdir is the scratch root (ARROWHEAD_EXEC_WORKDIR); each run gets a
 	// fresh directory under it. It is created when missing.

@@ -25,6 +25,12 @@ type subprocess struct {
 }
 
 func newSubprocess(id identity) (*subprocess, error) {
+	if !id.dropFromRoot {
+		// It could only run commands as the server's own uid, in the
+		// host's view: they could read and write the server's data, the
+		// repository and $HOME. Nothing would confine their writes.
+		return nil, fmt.Errorf("%w: the subprocess runner would run commands as this server's own uid with its files writable (it separates commands only when the server runs as root); use bubblewrap", ErrUnavailable)
+	}
 	if _, err := os.Stat(prlimitPath); err != nil {
 		return nil, fmt.Errorf("%w: %s (util-linux) is missing", ErrUnavailable, prlimitPath)
 	}
