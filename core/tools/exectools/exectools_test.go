@@ -155,7 +155,8 @@ func TestRunSnippet(t *testing.T) {
 		t.Fatalf("output %+v", out)
 	}
 	enf := out["enforced"].(map[string]any)
-	if out["runner"] != "subprocess" || enf["environment"] != "scrubbed" || enf["network"] != "host" || out["untrusted"] != true {
+	// The default runner is the confined one (bubblewrap).
+	if out["runner"] != "bubblewrap" || enf["environment"] != "scrubbed" || enf["network"] != "none" || out["untrusted"] != true {
 		t.Fatalf("receipt %+v", out)
 	}
 	if os.Geteuid() == 0 && enf["separate_user"] != true {
