@@ -149,6 +149,8 @@ func childMain(mode string) int {
 	switch parts[0] {
 	case "fds":
 		return runDescriptorChild(parts[1], parts[2])
+	case "tenants":
+		return runTenantChild(parts[1], parts[2])
 	}
 	return 2
 }

@@ -1,28 +1,33 @@
 // Package sandbox runs untrusted commands for the exec family. Every run
 // gets a fresh scratch directory, an explicit argv (never a shell), a
 // scrubbed environment, kernel-enforced resource limits, an unprivileged
-// uid when the server is root, and a process tree that cannot outlive the
+// uid when the server is root, none of the server's descriptors above 2,
+// its own sized /tmp, /var/tmp, /dev/shm and scratch, a cgroup of its own
+// where the host allows one, and a process tree that cannot outlive the
 // call. Three runners implement ports.Runner:
 //
-//   - subprocess (the default): a child in its own process group, user and
-//     PID namespaces, under rlimits; it shares the host's network and
-//     filesystem view, bounded only by its uid's permissions;
-//   - bubblewrap: the same limits inside bwrap with every namespace
-//     unshared, no network, read-only system directories and the scratch
-//     as the only writable host directory;
+//   - bubblewrap (chosen by RunnerAuto): bwrap with every namespace
+//     unshared, no network, read-only system directories and nothing else
+//     of the host; it needs no root where unprivileged user namespaces are
+//     enabled;
+//   - subprocess: the server's own binary re-executed as a helper in new
+//     user, mount and PID namespaces (see helperArg0): the host read-only,
+//     the host's network; refused unless the server runs as root, since a
+//     non-root server's commands would run as its own uid, able to read its
+//     files;
 //   - container: docker or podman with no network, a read-only image root,
 //     no capabilities, pids, memory and CPU limits, a non-root user.
 //
 // Each result carries a receipt (ports.Enforcement) of the controls that
-// were applied. New refuses a runner whose binary or kernel support is
-// missing; it never falls back to a weaker one.
+// were applied, including whether memory and processes were bounded per
+// run (a cgroup v2 or v1 group) or only per process. New refuses a runner
+// whose binary or kernel support is missing; it never falls back to a
+// weaker one.
 //
-// Resource limits are set by util-linux prlimit(1) placed in front of the
-// command: it applies them to itself with prlimit(2) and then execs the
-// command, so they hold from the command's first instruction. Go has no
-// hook between fork and exec; setting them on the started child would race
-// with it, and re-executing the server binary as a helper costs about 40 ms
-// a call (the whole binary's initialisation) against prlimit's 0.2 ms.
+// Inside bwrap, resource limits are set by util-linux prlimit(1) placed in
+// front of the command: it applies them to itself with prlimit(2) and then
+// execs the command, so they hold from the command's first instruction.
+// The subprocess runner's helper sets them itself before its exec.
 package sandbox
 
 import (

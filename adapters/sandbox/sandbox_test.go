@@ -41,7 +41,6 @@ func TestStartupRefusesMissingBinaries(t *testing.T) {
 	for _, tc := range []struct {
 		runner, prlimit, bwrap string
 	}{
-		{ports.RunnerSubprocess, "/nonexistent/prlimit", "/usr/bin/bwrap"},
 		{ports.RunnerBubblewrap, "/usr/bin/prlimit", "/nonexistent/bwrap"},
 		{ports.RunnerBubblewrap, "/nonexistent/prlimit", "/usr/bin/bwrap"},
 	} {

@@ -253,11 +253,11 @@ func (s *Settings) vars() []*Var {
 			integer("ARROWHEAD_DIFF_MAX_BYTES", "200000", &s.DiffMaxBytes).
 				means("The largest diff summarize_diff accepts, in bytes."),
 		),
-		in(Section{Title: "Sandboxed execution", About: "The exec family: off by default, and even when on, the execute action must be granted in the policy. The default runner is bubblewrap (no root needed where unprivileged user namespaces are enabled): no network, read-only system directories, its own sized scratch, temporary directories and shared memory per run, and a cgroup per run where the host allows one. Where no confined runner can run, exec refuses to start. The subprocess runner shares the host's network and files and is refused unless the server runs as root."},
+		in(Section{Title: "Sandboxed execution", About: "The exec family: off by default, and even when on, the execute action must be granted in the policy. The default runner is bubblewrap (no root needed where unprivileged user namespaces are enabled): no network, read-only system directories, its own sized scratch, temporary directories and shared memory per run, and a cgroup per run where the host allows one. Where no confined runner can run, exec refuses to start. The subprocess runner shares the host's network and read-only files and is refused unless the server runs as root."},
 			boolean("ARROWHEAD_EXEC_ENABLED", "false", &s.ExecEnabled).
 				means("Serve the exec family (run_snippet, run_tests)."),
 			text("ARROWHEAD_EXEC_RUNNER", "auto", &s.ExecRunner, oneOf("auto", "subprocess", "container", "bubblewrap")).
-				means("What runs the code: auto (bubblewrap, refused where it cannot run), bubblewrap namespaces, a container (no network, read-only root) or a bounded subprocess (root servers only)."),
+				means("What runs the code: auto (bubblewrap, refused where it cannot run), bubblewrap namespaces, a container (no network, read-only root) or a subprocess in its own namespaces (root servers only)."),
 			text("ARROWHEAD_EXEC_CONTAINER_IMAGE", "", &s.ExecContainerImage).
 				means("The image the container runner starts; required by that runner."),
 			text("ARROWHEAD_EXEC_WORKDIR", "exec-scratch", &s.ExecWorkdir, nonEmpty).
