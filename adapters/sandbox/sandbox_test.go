@@ -37,6 +37,14 @@ func TestSubprocessContract(t *testing.T) { contract(t, ports.RunnerSubprocess) 
 
 func TestBubblewrapContract(t *testing.T) { contract(t, ports.RunnerBubblewrap) }
 
+// TestBubblewrapContractWithoutCgroups runs the default runner as on a host
+// (or for a server) without a cgroup it may use: per-process limits and
+// sized tmpfs mounts only, and a receipt that says so.
+func TestBubblewrapContractWithoutCgroups(t *testing.T) {
+	defer sandbox.SetCgroupRoot(filepath.Join(t.TempDir(), "no-cgroups"))()
+	contract(t, ports.RunnerBubblewrap)
+}
+
 func TestStartupRefusesMissingBinaries(t *testing.T) {
 	for _, tc := range []struct {
 		runner, prlimit, bwrap string
