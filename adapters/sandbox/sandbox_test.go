@@ -116,3 +116,21 @@ func TestStartupRemovesAbandonedScratch(t *testing.T) {
 		t.Errorf("a live run's scratch directory was removed: %v", err)
 	}
 }
+
+func TestAutoChoosesTheConfinedRunnerOrRefuses(t *testing.T) {
+	sandboxtest.RequirePython(t)
+	r, err := sandbox.New(context.Background(), sandbox.Config{Runner: sandbox.RunnerAuto, Workdir: sandboxtest.Workdir(t)})
+	if errors.Is(err, sandbox.ErrUnavailable) {
+		sandboxtest.SkipOrFail(t, "%v", err)
+	}
+	if err != nil || r.Name() != ports.RunnerBubblewrap {
+		t.Fatalf("auto chose %v (err %v), want bubblewrap", r, err)
+	}
+	// Without bwrap nothing confines a command's writes for every server:
+	// auto refuses, saying why, rather than fall back.
+	defer sandbox.SetBinaries("/usr/bin/prlimit", "/nonexistent/bwrap")()
+	_, err = sandbox.New(context.Background(), sandbox.Config{Runner: sandbox.RunnerAuto, Workdir: sandboxtest.Workdir(t)})
+	if !errors.Is(err, sandbox.ErrUnavailable) || !strings.Contains(err.Error(), "no confined runner") || !strings.Contains(err.Error(), "/nonexistent/bwrap") {
+		t.Fatalf("auto without bwrap: err %v", err)
+	}
+}
