@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	mcpadapter "github.com/arrowhead-go/arrowhead/adapters/mcp"
+	"github.com/arrowhead-go/arrowhead/adapters/sandboxtest"
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -21,7 +22,10 @@ func TestToolListCarriesTheListedSchemas(t *testing.T) {
 	base := t.TempDir()
 	env := map[string]string{"ARROWHEAD_PROFILE": "full", "ARROWHEAD_EXEC_ENABLED": "true",
 		"ARROWHEAD_NOTIFY_ALLOWLIST": "https://hooks.example.com/notify",
-		"ARROWHEAD_JAIL_ROOT":        base, "ARROWHEAD_DOCS_ROOT": filepath.Join(base, "docs"), "ARROWHEAD_DATA_DIR": filepath.Join(base, "data")}
+		"ARROWHEAD_JAIL_ROOT":        base, "ARROWHEAD_DOCS_ROOT": filepath.Join(base, "docs"), "ARROWHEAD_DATA_DIR": filepath.Join(base, "data"),
+		// Not the package directory: the runner writes its identity files
+		// there, and the sandbox uid must reach it.
+		"ARROWHEAD_EXEC_WORKDIR": sandboxtest.Workdir(t)}
 	s := coretest.Settings(t, env)
 	rt, err := wire.Build(t.Context(), s, wire.Options{})
 	if err != nil {
