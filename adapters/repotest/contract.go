@@ -285,7 +285,19 @@ func refusesOtherExtensions(t *testing.T, open Factory) {
 	write(t, dir, "Makefile", []byte("all:\n"))
 	write(t, dir, "sub/go.mod.bak", []byte("module x\n"))
 	ctx := context.Background()
-	for _, p := range []string{"notes.bin", "Main.GO", ".py", "Makefile", "sub/go.mod.bak"} {
+	// A name outside the lists is refused as a type, decided from the
+	// name alone: an absent file of that type gets the same answer, so the
+	// refusal says nothing about existence.
+	for _, p := range []string{"notes.bin", "Main.GO", ".py", "Makefile", "sub/go.mod.bak", "absent.bin", "no/such/dir/x.exe"} {
+		if _, _, err := s.Read(ctx, p, 0); !errors.Is(err, ports.ErrFileType) || errors.Is(err, ports.ErrNotFound) {
+			t.Errorf("Read(%q) = %v, want ErrFileType", p, err)
+		}
+		if _, err := s.Stat(ctx, p); !errors.Is(err, ports.ErrFileType) {
+			t.Errorf("Stat(%q) = %v, want ErrFileType", p, err)
+		}
+	}
+	// An excluded directory still hides what it holds, whatever its type.
+	for _, p := range []string{".git/config", "node_modules/left-pad/x.js"} {
 		if _, _, err := s.Read(ctx, p, 0); !errors.Is(err, ports.ErrNotFound) {
 			t.Errorf("Read(%q) = %v, want ErrNotFound", p, err)
 		}
