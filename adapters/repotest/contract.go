@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -34,6 +35,7 @@ func Run(t *testing.T, open Factory) {
 	t.Run("RefusesSymlinks", func(t *testing.T) { refusesSymlinks(t, open) })
 	t.Run("RefusesTraversal", func(t *testing.T) { refusesTraversal(t, open) })
 	t.Run("RefusesOtherExtensions", func(t *testing.T) { refusesOtherExtensions(t, open) })
+	t.Run("WalkPathsAgreesWithList", func(t *testing.T) { walkPathsAgreesWithList(t, open) })
 	t.Run("ErrorsCarryNoPath", func(t *testing.T) { errorsCarryNoPath(t, open) })
 	t.Run("ReadOnly", func(t *testing.T) { readOnly(t, open) })
 }
@@ -353,4 +355,36 @@ func snapshot(t *testing.T, dir string) []string {
 		return nil
 	})
 	return out
+}
+
+// walkPathsAgreesWithList holds a store that streams its listing
+// (search.Walker) to List's answer: the same paths in the same order for
+// every prefix, a file prefix included, and a stop honoured at once.
+func walkPathsAgreesWithList(t *testing.T, open Factory) {
+	s, _ := build(t, open)
+	w, ok := s.(search.Walker)
+	if !ok {
+		t.Skip("the store does not stream its listing")
+	}
+	ctx := context.Background()
+	for _, prefix := range []string{"", "src", "src/", "src/lib", "src/lib/util.py", "pkg", ".git", "absent", "node_modules/"} {
+		files, _, err := s.List(ctx, prefix, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var walked []string
+		if err := w.WalkPaths(ctx, prefix, func(p string) bool { walked = append(walked, p); return false }); err != nil {
+			t.Fatal(err)
+		}
+		if want := paths(files); !slices.Equal(walked, want) {
+			t.Errorf("WalkPaths(%q) = %v, List = %v", prefix, walked, want)
+		}
+	}
+	var first []string
+	if err := w.WalkPaths(ctx, "", func(p string) bool { first = append(first, p); return len(first) == 2 }); err != nil || len(first) != 2 {
+		t.Errorf("a stop after two paths: %v %v", first, err)
+	}
+	if err := w.WalkPaths(ctx, "../", func(string) bool { return false }); !errors.Is(err, ports.ErrOutsideJail) {
+		t.Errorf("WalkPaths(../) = %v", err)
+	}
 }

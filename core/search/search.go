@@ -1,10 +1,17 @@
-// Package search is the shared search runner behind doc_search (and the
-// repo family's code_search): a Matcher compiled from a caller's query and
-// Run, which scans the documents a Source yields under hard bounds on
-// files, results, bytes, line length and time. It does no I/O of its own:
-// documents come from a Source (StoreSource reads them through a store
-// interface, authorizing each), and the snippets it returns are raw text
-// the calling tool must sanitize.
+// Package search is the one search pipeline behind doc_search and
+// code_search: Search walks a Store under a prefix, authorizes each file,
+// reads it within the caller's caps, matches it with a Matcher compiled
+// from the caller's query (a byte-level fast path for literals, RE2 line
+// by line for patterns), sanitizes and redacts each snippet, and reports
+// in one truncation vocabulary which bound (results, files, bytes,
+// deadline) cut it short; Report.Answer frames the matches and says in
+// words how far the search got and which variable raises the bound. Files
+// are read and matched in parallel and merged in listing order, so the
+// answer is the first matches by (path, line) whatever the timing.
+//
+// Run is the sequential core over any Source (pack_context's literal
+// retrieval uses it through StoreSource). The package does no I/O of its
+// own: files come from the caller's store.
 package search
 
 import (
