@@ -47,9 +47,9 @@ func (r Report) Summary(noun string, v Vars) string {
 	of := r.ofListed(noun)
 	switch {
 	case r.Complete() && len(r.Matches) == 0:
-		b.WriteString("No matches. Searched all " + count(r.FilesScanned, noun) + " under the prefix.")
+		b.WriteString("No matches. Searched " + r.all(noun) + r.where() + ".")
 	case r.Complete():
-		b.WriteString(count(len(r.Matches), "matches") + " in " + count(r.FilesScanned, noun) + "; every " + singular(noun) + " under the prefix was searched.")
+		b.WriteString(count(len(r.Matches), "matches") + ". Searched " + r.all(noun) + r.where() + ".")
 	case r.ResultsTruncated:
 		b.WriteString("Showing the first " + strconv.Itoa(len(r.Matches)) + " matches in path order; more exist. The result cap (" +
 			setting(v.Results, strconv.Itoa(r.Limits.MaxResults)) + ") stopped the search after " + thousands(r.reached()) + " " + of + ".")
@@ -110,6 +110,22 @@ func (r Report) Summary(noun string, v Vars) string {
 		b.WriteString(" Passed over " + count(sk.Total(), noun) + ": " + strings.Join(parts, ", ") + ".")
 	}
 	return b.String()
+}
+
+// all is "all N files", or "the one file".
+func (r Report) all(noun string) string {
+	if r.FilesScanned == 1 {
+		return "the one " + singular(noun)
+	}
+	return "all " + count(r.FilesScanned, noun)
+}
+
+// where qualifies "all N files" when a prefix narrowed the search.
+func (r Report) where() string {
+	if r.Prefix != "" {
+		return " under the prefix"
+	}
+	return ""
 }
 
 // reached is how many listed files the search got through, searched or

@@ -76,6 +76,8 @@ type Report struct {
 	Skipped Skipped
 	// Limits are the caps that applied (defaults filled in).
 	Limits Limits
+	// Prefix is the request's prefix.
+	Prefix string
 }
 
 // Complete reports that every admitted file was searched to its end: no
@@ -164,7 +166,7 @@ func Search(ctx context.Context, req Request) (Report, error) {
 		return Report{}, errors.New("search: nil store or matcher")
 	}
 	lim := req.Limits.withDefaults()
-	rep := Report{Limits: lim, Result: Result{Matches: []Match{}}}
+	rep := Report{Limits: lim, Prefix: req.Prefix, Result: Result{Matches: []Match{}}}
 	ctx, stop := context.WithTimeoutCause(ctx, lim.Deadline, errDeadline)
 	defer stop()
 	inner, cancel := context.WithCancel(ctx)

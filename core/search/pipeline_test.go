@@ -180,7 +180,7 @@ func TestSearchSkipsAndSanitizes(t *testing.T) {
 		t.Errorf("report %+v", rep)
 	}
 	sum := rep.Summary("files", RepoVars(false))
-	for _, part := range []string{"3 matches in 3 files; every file under the prefix was searched.",
+	for _, part := range []string{"3 matches. Searched all 3 files.",
 		"Passed over 4 files: 1 larger than the per-file cap (ARROWHEAD_REPO_MAX_FILE_BYTES=100 bytes), 1 not text, 1 not authorized for you, 1 changed or gone while searched."} {
 		if !strings.Contains(sum, part) {
 			t.Errorf("summary %q lacks %q", sum, part)
@@ -214,8 +214,8 @@ func TestSearchSummaries(t *testing.T) {
 		trunc []string
 		text  string
 	}{
-		{"complete, none", "absent", Limits{}, []string{}, "No matches. Searched all 30 files under the prefix."},
-		{"complete, some", "needle", Limits{MaxResults: 100}, []string{}, "30 matches in 30 files; every file under the prefix was searched."},
+		{"complete, none", "absent", Limits{}, []string{}, "No matches. Searched all 30 files."},
+		{"complete, some", "needle", Limits{MaxResults: 100}, []string{}, "30 matches. Searched all 30 files."},
 		{"result cap", "needle", Limits{MaxResults: 4}, []string{"results"},
 			"Showing the first 4 matches in path order; more exist. The result cap (ARROWHEAD_SEARCH_MAX_RESULTS=4) stopped the search after 6 of * files. Narrow the search with path_prefix, or ask the operator to raise ARROWHEAD_SEARCH_MAX_RESULTS."},
 		{"file cap, none", "absent", Limits{MaxFiles: 16}, []string{"files"},

@@ -87,7 +87,7 @@ func TestSearchesSayHowFarTheyGotOverStdio(t *testing.T) {
 		t.Fatalf("doc_search byte budget: %s", got)
 	}
 	r = call(t, d, "doc_search", map[string]any{"query": "deadline", "path_prefix": "c.md"})
-	if got := text(r); r.IsError || !strings.HasPrefix(got, "1 match in 1 document; every document under the prefix was searched.") {
+	if got := text(r); r.IsError || !strings.HasPrefix(got, "1 match. Searched the one document under the prefix.") {
 		t.Fatalf("doc_search: %s", got)
 	}
 }

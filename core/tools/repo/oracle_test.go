@@ -180,7 +180,7 @@ func TestCodeSearchAtDefaultsEqualsGrep(t *testing.T) {
 					if len(tr) != 0 || res.Structured["complete"] != true {
 						t.Errorf("%q: cut short: %v", q, tr)
 					}
-					if len(want) == 0 && !strings.HasPrefix(text, "No matches. Searched all "+thousands(len(listed))+" files") {
+					if len(want) == 0 && !strings.HasPrefix(text, "No matches. Searched all "+thousands(len(listed))+" files.\n") {
 						t.Errorf("%q: %s", q, head(text))
 					}
 				}
