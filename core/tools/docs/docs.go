@@ -195,7 +195,7 @@ func storeRefusal(err error) error {
 	case errors.Is(err, ports.ErrQuota):
 		return catalog.Refuse(catalog.KindValidation, "The corpus quota would be exceeded; the document was not written.")
 	case errors.Is(err, ports.ErrNotDocument):
-		return catalog.Invalid("The path does not name an allowed document type.")
+		return catalog.Invalid("The path does not name an allowed document type (ARROWHEAD_DOC_ALLOWED_EXTENSIONS, which the operator can extend).")
 	}
 	return err
 }
