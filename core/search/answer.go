@@ -105,7 +105,7 @@ func (r Report) Summary(noun string, v Vars) string {
 			parts = append(parts, strconv.Itoa(sk.Denied)+" not authorized for you")
 		}
 		if sk.Gone > 0 {
-			parts = append(parts, strconv.Itoa(sk.Gone)+" changed or gone while searched")
+			parts = append(parts, strconv.Itoa(sk.Gone)+" changed, gone or unreadable when read")
 		}
 		b.WriteString(" Passed over " + count(sk.Total(), noun) + ": " + strings.Join(parts, ", ") + ".")
 	}

@@ -133,6 +133,7 @@ type fileHits struct {
 	more  bool  // the file had more than MaxResults matches
 	size  int64 // bytes read
 	skip  skipReason
+	err   error // the authorizer failed: the search fails closed
 }
 
 // hit is a match with the offset its match ends at, which the byte
@@ -231,6 +232,8 @@ loop:
 		rep.FilesTruncated = true
 	}
 	switch {
+	case m.err != nil:
+		return rep, m.err
 	case m.stopped:
 		// A bound met in listing order ended the search; the cancellation
 		// that followed is not an error.
@@ -331,9 +334,11 @@ func work(ctx context.Context, req Request, lim Limits, jobs <-chan batch, resul
 				ok, err = req.Allow(ctx, p)
 			}
 			if err != nil {
-				fh.skip = skipGone
-				out = append(out, fh)
-				continue
+				if ctx.Err() == nil {
+					fh.err = err
+					out = append(out, fh)
+				}
+				return
 			}
 			if !ok {
 				fh.skip = skipDenied
@@ -435,6 +440,10 @@ func (m *merger) add(batch []fileHits) bool {
 // take applies one file in order; true ends the search.
 func (m *merger) take(fh fileHits) bool {
 	rep := m.rep
+	if fh.err != nil {
+		m.err = fh.err
+		return true
+	}
 	switch fh.skip {
 	case skipDenied:
 		rep.Skipped.Denied++

@@ -3,6 +3,7 @@ package search
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -181,7 +182,7 @@ func TestSearchSkipsAndSanitizes(t *testing.T) {
 	}
 	sum := rep.Summary("files", RepoVars(false))
 	for _, part := range []string{"3 matches. Searched all 3 files.",
-		"Passed over 4 files: 1 larger than the per-file cap (ARROWHEAD_REPO_MAX_FILE_BYTES=100 bytes), 1 not text, 1 not authorized for you, 1 changed or gone while searched."} {
+		"Passed over 4 files: 1 larger than the per-file cap (ARROWHEAD_REPO_MAX_FILE_BYTES=100 bytes), 1 not text, 1 not authorized for you, 1 changed, gone or unreadable when read."} {
 		if !strings.Contains(sum, part) {
 			t.Errorf("summary %q lacks %q", sum, part)
 		}
@@ -306,5 +307,22 @@ func TestSanitizeSnippet(t *testing.T) {
 	}
 	if bytes.ContainsAny([]byte(SanitizeSnippet("\u2028\u2029")), "\r\n") {
 		t.Error("line separators survive")
+	}
+}
+
+// TestSearchFailsClosedOnAuthorizerError: a failing authorizer ends the
+// search with its error rather than passing files over.
+func TestSearchFailsClosedOnAuthorizerError(t *testing.T) {
+	s := newMemStore(map[string]string{"a.txt": "needle", "b.txt": "needle"})
+	boom := errors.New("policy backend down")
+	allow := func(_ context.Context, p string) (bool, error) {
+		if p == "b.txt" {
+			return false, boom
+		}
+		return true, nil
+	}
+	_, err := Search(t.Context(), Request{Store: s, Allow: allow, Matcher: mustMatcher(t, "needle", false, MatcherOptions{}), Limits: Limits{Deadline: time.Minute}})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err %v", err)
 	}
 }
