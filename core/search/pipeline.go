@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"runtime"
+	"strings"
 	"sync"
 
 	"github.com/arrowhead-go/arrowhead/core/content"
@@ -105,19 +106,7 @@ const batchFiles = 16
 // becomes one) folded to a space, so a snippet or a path stays on its
 // line of the answer.
 func SanitizeSnippet(s string) string {
-	out := content.SanitizeString(s)
-	for i := 0; i < len(out); i++ {
-		if out[i] == '\n' {
-			b := []byte(out)
-			for j := i; j < len(b); j++ {
-				if b[j] == '\n' {
-					b[j] = ' '
-				}
-			}
-			return string(b)
-		}
-	}
-	return out
+	return strings.ReplaceAll(content.SanitizeString(s), "\n", " ")
 }
 
 // batch is a run of consecutive listed paths.
