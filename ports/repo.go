@@ -9,6 +9,12 @@ import (
 // a content sniff, whatever its extension). Its text carries no path.
 var ErrBinary = errors.New("is not a text file")
 
+// ErrFileType refuses a repository path whose name is neither an allowed
+// extension nor an allowed exact name. It is decided from the name alone,
+// before the tree is touched, so it says nothing about whether such a file
+// exists; a caller reports it as a type refusal, never as "not found".
+var ErrFileType = errors.New("is not a served file type")
+
 // RepoStore is the read-only, jailed source tree the repo tools read and
 // search, separate from the document corpus: code_search, code_read,
 // symbol_map and dependency_graph, and the context packer's pinned and
@@ -17,9 +23,11 @@ var ErrBinary = errors.New("is not a text file")
 //
 //   - a path leaving the root, or a symlink anywhere in it, wherever it
 //     points (ErrOutsideJail);
-//   - a path through an excluded directory (.git, node_modules, ...), or a
-//     name without an allowed extension (ErrNotFound: such a file cannot
-//     exist as far as a caller can tell, so .git/config is not found);
+//   - a path through an excluded directory (.git, node_modules, ...)
+//     (ErrNotFound: such a file cannot exist as far as a caller can tell,
+//     so .git/config is not found);
+//   - a name that is neither an allowed extension nor an allowed exact
+//     name (ErrFileType, decided from the name alone);
 //   - a file above the per-file cap (ErrTooLarge), one that is not a
 //     regular file (ErrNotRegular), and one whose content is not text
 //     (ErrBinary).

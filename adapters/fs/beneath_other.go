@@ -17,6 +17,6 @@ func (t *tree) readBeneath(string, int64, []byte) ([]byte, ports.FileInfo, bool,
 	return nil, ports.FileInfo{}, false, nil
 }
 
-func (t *tree) listBeneath(context.Context, string, int) ([]ports.FileInfo, bool, bool, error) {
+func (t *tree) listBeneath(context.Context, string, int, func(string) bool) ([]ports.FileInfo, bool, bool, error) {
 	return nil, false, false, nil
 }

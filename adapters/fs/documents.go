@@ -150,6 +150,9 @@ func OpenDocuments(cfg DocumentsConfig) (*Documents, error) {
 			exts:    exts,
 			maxRead: positiveOr(cfg.MaxReadBytes, DefaultMaxReadBytes),
 			hidden:  isTempName,
+			// A name of another type is refused as such, so a reader can
+			// say which setting serves documents instead of "not found".
+			typeRefusal: ports.ErrNotDocument,
 		},
 		maxWrite: positiveOr(cfg.MaxWriteBytes, DefaultMaxWriteBytes),
 		quota:    positiveOr(cfg.QuotaBytes, DefaultQuotaBytes),
@@ -285,8 +288,9 @@ func (d *Documents) List(ctx context.Context, prefix string, limit int) ([]ports
 // Write stores data atomically at rel (see the type's documentation). A
 // path that cannot name a document (another extension, a reserved
 // temporary name, a path failing lexical validation) is refused with
-// ports.ErrNotDocument; Read and Stat report such paths as
-// ports.ErrNotFound, since no such document can exist.
+// ports.ErrNotDocument, and so are Read and Stat of a name of another
+// type (decided from the name alone); a path through a reserved temporary
+// name is not found.
 func (d *Documents) Write(ctx context.Context, rel string, data []byte, mode ports.WriteMode) (ports.WriteResult, error) {
 	if err := ctx.Err(); err != nil {
 		return ports.WriteResult{}, err

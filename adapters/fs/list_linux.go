@@ -49,14 +49,19 @@ type lister struct {
 	buf       []byte
 	files     []ports.FileInfo
 	truncated bool
+	// visit, when set, receives each served file's path instead of files
+	// collecting it, with no lstat: a search re-checks the type when it
+	// opens the file, so the listing need not. Returning true stops.
+	visit func(rel string) bool
 }
 
 // listBeneath lists the served files under the directory start ("" is the
-// root, otherwise a clean, served-looking relative path). ok is false when
+// root, otherwise a clean, served-looking relative path), or hands their
+// paths to visit when it is set. ok is false when
 // the start directory cannot be opened this way (missing, not a directory,
 // a symlink on the way, no openat2): the caller then takes the portable
 // path, which decides what that means.
-func (t *tree) listBeneath(ctx context.Context, start string, limit int) (files []ports.FileInfo, truncated, ok bool, err error) {
+func (t *tree) listBeneath(ctx context.Context, start string, limit int, visit func(string) bool) (files []ports.FileInfo, truncated, ok bool, err error) {
 	b := t.beneath
 	b.mu.RLock()
 	defer b.mu.RUnlock()
@@ -74,7 +79,7 @@ func (t *tree) listBeneath(ctx context.Context, start string, limit int) (files 
 	if err != nil {
 		return nil, false, false, nil
 	}
-	l := &lister{t: t, ctx: ctx, limit: limit, buf: make([]byte, direntBufferBytes)}
+	l := &lister{t: t, ctx: ctx, limit: limit, buf: make([]byte, direntBufferBytes), visit: visit}
 	_, err = l.dir(fd, start, componentCount(start))
 	if err != nil {
 		return nil, false, true, err
@@ -120,6 +125,10 @@ func (l *lister) dir(fd int, base string, depth int) (stop bool, err error) {
 			}
 			if stop, err := l.dir(sub, rel, depth+1); stop || err != nil {
 				return true, err
+			}
+		case e.typ == unix.DT_REG && l.t.isServedName(e.name) && l.visit != nil:
+			if l.visit(rel) {
+				return true, nil
 			}
 		case e.typ == unix.DT_REG && l.t.isServedName(e.name):
 			var st unix.Stat_t

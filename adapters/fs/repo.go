@@ -106,6 +106,9 @@ func OpenRepo(cfg RepoConfig) (*Repo, error) {
 		maxRead: positiveOr(cfg.MaxFileBytes, DefaultRepoMaxFileBytes),
 		hidden:  func(name string) bool { return excluded[strings.ToLower(name)] },
 		vet:     refuseBinary,
+		// A name outside both lists is refused as a type, so code_read
+		// can say which setting serves it instead of "not found".
+		typeRefusal: ports.ErrFileType,
 	}}, nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	iofs "io/fs"
+	"math"
 	"os"
 	"path"
 	"slices"
@@ -41,6 +42,10 @@ type tree struct {
 	// vet, when set, checks a file's content once it is read (the
 	// repository's binary sniff); its error is returned instead of the data.
 	vet func(data []byte) error
+	// typeRefusal is what Read and Stat return for a path whose name is
+	// not served (the repository's ports.ErrFileType); nil means
+	// ports.ErrNotFound, the corpus's answer.
+	typeRefusal error
 	// beneath, when the kernel offers openat2 (Linux), is a handle on the
 	// root directory from which a read resolves its whole path in one
 	// call, the kernel refusing symlinks and escapes (beneath_linux.go);
@@ -221,6 +226,16 @@ func (t *tree) servedPath(rel string) (clean string, ok bool, err error) {
 	return clean, t.isServedName(last), nil
 }
 
+// unserved is the refusal of a path servedPath did not accept: the
+// store's type refusal when only the final name is at fault, not found
+// otherwise (a hidden component, too deep).
+func (t *tree) unserved(clean string) error {
+	if clean == "" || t.typeRefusal == nil {
+		return ports.ErrNotFound
+	}
+	return t.typeRefusal
+}
+
 // isServedName reports whether a base name is served: not hidden, and
 // either one of the exact names or carrying an allowed extension after a
 // non-empty stem (".md" alone is a hidden file with no extension).
@@ -320,7 +335,7 @@ func (t *tree) stat(ctx context.Context, rel string) (ports.FileInfo, error) {
 		return ports.FileInfo{}, err
 	}
 	if !ok {
-		return ports.FileInfo{}, ports.ErrNotFound
+		return ports.FileInfo{}, t.unserved(clean)
 	}
 	dir, base, err := t.openParent(clean, false)
 	if err != nil {
@@ -346,7 +361,7 @@ func (t *tree) readInto(ctx context.Context, rel string, maxBytes int64, buf []b
 		return nil, ports.FileInfo{}, err
 	}
 	if !ok {
-		return nil, ports.FileInfo{}, ports.ErrNotFound
+		return nil, ports.FileInfo{}, t.unserved(clean)
 	}
 	if t.beneath != nil {
 		if data, info, done, err := t.readBeneath(clean, maxBytes, buf); done {
@@ -432,7 +447,7 @@ func (s *ReadSession) ReadInto(ctx context.Context, rel string, maxBytes int64, 
 		return nil, ports.FileInfo{}, err
 	}
 	if !ok {
-		return nil, ports.FileInfo{}, ports.ErrNotFound
+		return nil, ports.FileInfo{}, t.unserved(clean)
 	}
 	if t.beneath != nil {
 		// One openat2 from the root checks the whole path; there is no
@@ -537,7 +552,7 @@ func (t *tree) list(ctx context.Context, prefix string, limit int) ([]ports.File
 		}
 	}
 	if t.beneath != nil {
-		if files, truncated, ok, err := t.listBeneath(ctx, trimmed, limit); ok {
+		if files, truncated, ok, err := t.listBeneath(ctx, trimmed, limit, nil); ok {
 			return files, truncated, err
 		}
 	}
@@ -588,4 +603,45 @@ func (t *tree) list(ctx context.Context, prefix string, limit int) ([]ports.File
 		return nil, false, err
 	}
 	return files, truncated, nil
+}
+
+// WalkPaths hands visit the paths List would return for prefix, in the
+// same lexical order, as the walk finds them, until visit returns true or
+// the tree is exhausted. Where openat2 serves the walk no file is stat'ed
+// (the reader checks each file as it opens it), so a search can start on
+// the first files while the rest are still being listed; elsewhere it
+// walks List's whole answer. It implements search.Walker.
+func (t *tree) WalkPaths(ctx context.Context, prefix string, visit func(rel string) (stop bool)) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	clean, err := security.CleanRelPrefix(prefix)
+	if err != nil {
+		if errors.Is(err, security.ErrPathParent) || errors.Is(err, security.ErrPathAbsolute) {
+			return ports.ErrOutsideJail
+		}
+		return nil
+	}
+	trimmed := strings.TrimSuffix(clean, "/")
+	if trimmed != "" {
+		parts := strings.Split(trimmed, "/")
+		if len(parts) > MaxDepth || slices.ContainsFunc(parts, t.hidden) {
+			return nil
+		}
+	}
+	if t.beneath != nil {
+		if _, _, ok, err := t.listBeneath(ctx, trimmed, 1, visit); ok {
+			return err
+		}
+	}
+	files, _, err := t.list(ctx, prefix, math.MaxInt)
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		if visit(f.Path) {
+			return nil
+		}
+	}
+	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -34,6 +35,7 @@ func Run(t *testing.T, open Factory) {
 	t.Run("RefusesSymlinks", func(t *testing.T) { refusesSymlinks(t, open) })
 	t.Run("RefusesTraversal", func(t *testing.T) { refusesTraversal(t, open) })
 	t.Run("RefusesOtherExtensions", func(t *testing.T) { refusesOtherExtensions(t, open) })
+	t.Run("WalkPathsAgreesWithList", func(t *testing.T) { walkPathsAgreesWithList(t, open) })
 	t.Run("ErrorsCarryNoPath", func(t *testing.T) { errorsCarryNoPath(t, open) })
 	t.Run("ReadOnly", func(t *testing.T) { readOnly(t, open) })
 }
@@ -285,7 +287,19 @@ func refusesOtherExtensions(t *testing.T, open Factory) {
 	write(t, dir, "Makefile", []byte("all:\n"))
 	write(t, dir, "sub/go.mod.bak", []byte("module x\n"))
 	ctx := context.Background()
-	for _, p := range []string{"notes.bin", "Main.GO", ".py", "Makefile", "sub/go.mod.bak"} {
+	// A name outside the lists is refused as a type, decided from the
+	// name alone: an absent file of that type gets the same answer, so the
+	// refusal says nothing about existence.
+	for _, p := range []string{"notes.bin", "Main.GO", ".py", "Makefile", "sub/go.mod.bak", "absent.bin", "no/such/dir/x.exe"} {
+		if _, _, err := s.Read(ctx, p, 0); !errors.Is(err, ports.ErrFileType) || errors.Is(err, ports.ErrNotFound) {
+			t.Errorf("Read(%q) = %v, want ErrFileType", p, err)
+		}
+		if _, err := s.Stat(ctx, p); !errors.Is(err, ports.ErrFileType) {
+			t.Errorf("Stat(%q) = %v, want ErrFileType", p, err)
+		}
+	}
+	// An excluded directory still hides what it holds, whatever its type.
+	for _, p := range []string{".git/config", "node_modules/left-pad/x.js"} {
 		if _, _, err := s.Read(ctx, p, 0); !errors.Is(err, ports.ErrNotFound) {
 			t.Errorf("Read(%q) = %v, want ErrNotFound", p, err)
 		}
@@ -341,4 +355,36 @@ func snapshot(t *testing.T, dir string) []string {
 		return nil
 	})
 	return out
+}
+
+// walkPathsAgreesWithList holds a store that streams its listing
+// (search.Walker) to List's answer: the same paths in the same order for
+// every prefix, a file prefix included, and a stop honoured at once.
+func walkPathsAgreesWithList(t *testing.T, open Factory) {
+	s, _ := build(t, open)
+	w, ok := s.(search.Walker)
+	if !ok {
+		t.Skip("the store does not stream its listing")
+	}
+	ctx := context.Background()
+	for _, prefix := range []string{"", "src", "src/", "src/lib", "src/lib/util.py", "pkg", ".git", "absent", "node_modules/"} {
+		files, _, err := s.List(ctx, prefix, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var walked []string
+		if err := w.WalkPaths(ctx, prefix, func(p string) bool { walked = append(walked, p); return false }); err != nil {
+			t.Fatal(err)
+		}
+		if want := paths(files); !slices.Equal(walked, want) {
+			t.Errorf("WalkPaths(%q) = %v, List = %v", prefix, walked, want)
+		}
+	}
+	var first []string
+	if err := w.WalkPaths(ctx, "", func(p string) bool { first = append(first, p); return len(first) == 2 }); err != nil || len(first) != 2 {
+		t.Errorf("a stop after two paths: %v %v", first, err)
+	}
+	if err := w.WalkPaths(ctx, "../", func(string) bool { return false }); !errors.Is(err, ports.ErrOutsideJail) {
+		t.Errorf("WalkPaths(../) = %v", err)
+	}
 }

@@ -10,10 +10,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// repoExactNames are served by the repository store beside the allowed
-// extensions: dependency_graph reads Go module paths from go.mod.
-var repoExactNames = []string{"go.mod"}
-
 // openRepo opens the repository jail and finds universal-ctags. A root
 // that is not an existing directory is not an error: the seed's default
 // ("repo") usually does not exist, and the repo tools then refuse as not
@@ -24,7 +20,7 @@ func (rt *Runtime) openRepo(s *settings.Settings) (ports.RepoStore, ports.Symbol
 		Root:         s.RepoRoot,
 		Extensions:   s.RepoAllowedExtensions,
 		ExcludedDirs: s.RepoExcludedDirs,
-		Names:        repoExactNames,
+		Names:        s.RepoAllowedNames,
 		MaxFileBytes: int64(s.RepoMaxFileBytes),
 	})
 	switch {

@@ -303,7 +303,7 @@ func families(s *settings.Settings, p familyPorts) []core.Member {
 			Embedder: p.embedder, Documents: p.corpus, SQL: p.sql, Vectors: p.vectors, Writer: p.writer}),
 		exectools.Family.With(exectools.Ports{Runner: p.runner, Authorizer: p.authorizer, Scanner: scanner, Repo: p.execRepo}),
 		notify.Family.With(p.notify),
-		repo.Family.With(repo.Ports{Repo: p.repo, Authorizer: p.authorizer, Tagger: p.tagger}),
+		repo.Family.With(repo.Ports{Repo: p.repo, Authorizer: p.authorizer, Tagger: p.tagger, Scanner: scanner}),
 		assist.Family.With(assist.Ports{Completer: p.completer, Repo: p.repo, Authorizer: p.authorizer}),
 		contexttools.Family.With(contexttools.Ports{Sets: p.context.sets, Corpus: p.corpus, Repo: p.repo, Authorizer: p.authorizer,
 			Scanner: scanner, Tokenizer: p.context.tokenizer, Embedder: p.embedder, Vectors: p.vectors}),

@@ -1,10 +1,17 @@
-// Package search is the shared search runner behind doc_search (and the
-// repo family's code_search): a Matcher compiled from a caller's query and
-// Run, which scans the documents a Source yields under hard bounds on
-// files, results, bytes, line length and time. It does no I/O of its own:
-// documents come from a Source (StoreSource reads them through a store
-// interface, authorizing each), and the snippets it returns are raw text
-// the calling tool must sanitize.
+// Package search is the one search pipeline behind doc_search and
+// code_search: Search walks a Store under a prefix, authorizes each file,
+// reads it within the caller's caps, matches it with a Matcher compiled
+// from the caller's query (a byte-level fast path for literals, RE2 line
+// by line for patterns), sanitizes and redacts each snippet, and reports
+// in one truncation vocabulary which bound (results, files, bytes,
+// deadline) cut it short; Report.Answer frames the matches and says in
+// words how far the search got and which variable raises the bound. Files
+// are read and matched in parallel and merged in listing order, so the
+// answer is the first matches by (path, line) whatever the timing.
+//
+// Run is the sequential core over any Source (pack_context's literal
+// retrieval uses it through StoreSource). The package does no I/O of its
+// own: files come from the caller's store.
 package search
 
 import (
@@ -50,6 +57,12 @@ type Limits struct {
 	// MaxLineBytes caps how much of each line is searched: a longer line is
 	// searched only in its first MaxLineBytes bytes.
 	MaxLineBytes int
+	// MaxFileBytes caps each file read by Search (zero: the store's own
+	// cap); a larger file is passed over and counted.
+	MaxFileBytes int64
+	// Workers is how many files Search reads and matches at once (zero:
+	// GOMAXPROCS). Run is sequential and ignores it.
+	Workers int
 	// Deadline bounds the whole call. It is checked between lines (between
 	// line-aligned chunks for a literal), so a search always ends; when it
 	// passes, Run returns what it found with DeadlineExceeded set.
@@ -74,6 +87,12 @@ func (l Limits) withDefaults() Limits {
 	}
 	if l.Deadline <= 0 {
 		l.Deadline = DefaultDeadline
+	}
+	if l.Workers <= 0 {
+		l.Workers = defaultWorkers()
+	}
+	if l.MaxFileBytes < 0 {
+		l.MaxFileBytes = 0
 	}
 	return l
 }
@@ -154,6 +173,10 @@ func Run(ctx context.Context, src Source, m *Matcher, lim Limits) (Result, error
 	defer cancel()
 	r := runner{m: m, lim: lim}
 	err := r.run(ctx, src)
+	r.res.Matches = make([]Match, len(r.hits))
+	for i, h := range r.hits {
+		r.res.Matches[i] = h.Match
+	}
 	if err != nil && ctx.Err() != nil && context.Cause(ctx) == errDeadline {
 		r.res.DeadlineExceeded = true
 		err = nil
@@ -162,9 +185,10 @@ func Run(ctx context.Context, src Source, m *Matcher, lim Limits) (Result, error
 }
 
 type runner struct {
-	m   *Matcher
-	lim Limits
-	res Result
+	m    *Matcher
+	lim  Limits
+	res  Result
+	hits []hit // the matches found, at most lim.MaxResults
 }
 
 // errStop ends a scan early once a bound is reached.
@@ -241,7 +265,7 @@ func (r *runner) scanLiteral(ctx context.Context, p string, buf []byte) error {
 		counted = ls
 		window := min(le, ls+r.lim.MaxLineBytes)
 		if end <= window {
-			if err := r.add(p, line, trimCR(buf[ls:window]), i-ls, end-ls); err != nil {
+			if err := r.add(p, line, trimCR(buf[ls:window]), i-ls, end-ls, end); err != nil {
 				return err
 			}
 		}
@@ -262,7 +286,7 @@ func (r *runner) scanLines(ctx context.Context, p string, buf []byte) error {
 		le := lineEnd(buf, ls)
 		text := trimCR(buf[ls:min(le, ls+r.lim.MaxLineBytes)])
 		if start, end := r.m.Index(text); start >= 0 {
-			if err := r.add(p, line, text, start, end); err != nil {
+			if err := r.add(p, line, text, start, end, ls+end); err != nil {
 				return err
 			}
 		}
@@ -271,19 +295,20 @@ func (r *runner) scanLines(ctx context.Context, p string, buf []byte) error {
 	return nil
 }
 
-// add records a match, or ends the scan when the results are full: the
-// match in hand proves there were more than MaxResults.
-func (r *runner) add(p string, line int, text []byte, start, end int) error {
-	if len(r.res.Matches) >= r.lim.MaxResults {
+// add records a match ending at offset endOff of its document, or ends
+// the scan when the results are full: the match in hand proves there were
+// more than MaxResults.
+func (r *runner) add(p string, line int, text []byte, start, end, endOff int) error {
+	if len(r.hits) >= r.lim.MaxResults {
 		r.res.ResultsTruncated = true
 		return errStop
 	}
-	r.res.Matches = append(r.res.Matches, Match{
+	r.hits = append(r.hits, hit{Match: Match{
 		Path:    p,
 		Line:    line,
 		Column:  utf8.RuneCount(text[:start]) + 1,
 		Snippet: snippet(text, start, end, r.lim.SnippetMaxChars),
-	})
+	}, end: int64(endOff)})
 	return nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"regexp"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -158,11 +159,12 @@ func TestRunLimits(t *testing.T) {
 
 func TestLimitsDefaults(t *testing.T) {
 	got := Limits{MaxFiles: -1}.withDefaults()
-	want := Limits{MaxFiles: 2000, MaxResults: 50, MaxTotalBytes: 200_000, SnippetMaxChars: 200, MaxLineBytes: 64 << 10, Deadline: 250 * time.Millisecond}
+	want := Limits{MaxFiles: 2000, MaxResults: 50, MaxTotalBytes: 200_000, SnippetMaxChars: 200, MaxLineBytes: 64 << 10, Deadline: 250 * time.Millisecond,
+		Workers: runtime.GOMAXPROCS(0)}
 	if got != want {
 		t.Errorf("defaults %+v, want the seed's %+v", got, want)
 	}
-	kept := Limits{MaxFiles: 1, MaxResults: 2, MaxTotalBytes: 3, SnippetMaxChars: 4, MaxLineBytes: 5, Deadline: 6}
+	kept := Limits{MaxFiles: 1, MaxResults: 2, MaxTotalBytes: 3, SnippetMaxChars: 4, MaxLineBytes: 5, Deadline: 6, MaxFileBytes: 7, Workers: 8}
 	if kept.withDefaults() != kept {
 		t.Error("set limits must be kept")
 	}

@@ -122,8 +122,11 @@ type Settings struct {
 	RepoRoot                string
 	RepoMaxFileBytes        int
 	RepoAllowedExtensions   []string
+	RepoAllowedNames        []string
 	RepoExcludedDirs        []string
 	RepoSearchMaxFiles      int
+	RepoSearchMaxTotalBytes int
+	RepoSearchTimeoutMS     int
 	SymbolMapMaxFiles       int
 	SymbolMapMaxSymbols     int
 	DependencyGraphMaxFiles int
@@ -205,7 +208,8 @@ type Settings struct {
 
 // Extensions are the variables this server adds to the seed's reference.
 // Each is documented in README's configuration notes.
-var Extensions = []string{"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "ARROWHEAD_METRICS_ADDR", "ARROWHEAD_NOTIFY_SIGNING_SECRET", "ARROWHEAD_STATE_DSN"}
+var Extensions = []string{"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "ARROWHEAD_METRICS_ADDR", "ARROWHEAD_NOTIFY_SIGNING_SECRET", "ARROWHEAD_STATE_DSN",
+	"ARROWHEAD_REPO_ALLOWED_NAMES", "ARROWHEAD_REPO_SEARCH_MAX_TOTAL_BYTES", "ARROWHEAD_REPO_SEARCH_TIMEOUT_MS"}
 
 // DefaultToolLimitVar is the fallback ceiling for a tool without its own.
 const DefaultToolLimitVar = "ARROWHEAD_DEFAULT_TOOL_PER_MINUTE"

@@ -221,11 +221,17 @@ func (s *Settings) vars() []*Var {
 			integer("ARROWHEAD_REPO_MAX_FILE_BYTES", "500000", &s.RepoMaxFileBytes).
 				means("The largest source file read, in bytes."),
 			list("ARROWHEAD_REPO_ALLOWED_EXTENSIONS", ".c,.cpp,.cs,.go,.h,.hpp,.java,.js,.json,.jsx,.kt,.md,.php,.py,.pyi,.rb,.rs,.scala,.sh,.sql,.swift,.toml,.ts,.tsx,.txt,.yaml,.yml", &s.RepoAllowedExtensions, extension).
-				means("The file extensions the repo tools read."),
+				means("The file extensions the repo tools read, beside the exact file names of ARROWHEAD_REPO_ALLOWED_NAMES."),
+			list("ARROWHEAD_REPO_ALLOWED_NAMES", "go.mod,go.sum,go.work,go.work.sum,Makefile,GNUmakefile,makefile,Dockerfile,Containerfile,Jenkinsfile,Procfile,Vagrantfile,Gemfile,Gemfile.lock,Rakefile,Pipfile,Pipfile.lock,poetry.lock,uv.lock,Cargo.lock,yarn.lock,composer.lock,pubspec.lock,mix.lock,flake.lock,Podfile.lock,LICENSE,LICENCE,COPYING,NOTICE,AUTHORS,CONTRIBUTORS,CODEOWNERS,README,CHANGELOG,VERSION,BUILD,WORKSPACE,.gitignore,.gitattributes,.dockerignore,.editorconfig", &s.RepoAllowedNames, fileName).
+				means("Exact file names the repo tools read whatever their extension (case-sensitive): build, module, lock, licence and ignore files an agent needs. CI workflow YAML is served by its .yml/.yaml extension."),
 			list("ARROWHEAD_REPO_EXCLUDED_DIRS", ".git,.hg,.svn,.venv,node_modules,__pycache__,dist,build,target", &s.RepoExcludedDirs, dirName).
 				means("Directory names pruned from every walk."),
 			integer("ARROWHEAD_REPO_SEARCH_MAX_FILES", "5000", &s.RepoSearchMaxFiles).
-				means("The most files one code_search visits."),
+				means("The most files one code_search visits, in path order; a search stopped by it says so and how many files it left."),
+			integer("ARROWHEAD_REPO_SEARCH_MAX_TOTAL_BYTES", "268435456", &s.RepoSearchMaxTotalBytes).
+				means("The most bytes one code_search reads across all files (256 MiB); the file that crosses it is searched only up to it."),
+			integer("ARROWHEAD_REPO_SEARCH_TIMEOUT_MS", "10000", &s.RepoSearchTimeoutMS, between(1, 600000)).
+				means("The wall-clock budget of one literal code_search, in milliseconds; a regular-expression code_search keeps ARROWHEAD_SEARCH_REGEX_TIMEOUT_MS."),
 			integer("ARROWHEAD_SYMBOL_MAP_MAX_FILES", "500", &s.SymbolMapMaxFiles).
 				means("The most files one symbol_map parses."),
 			integer("ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS", "5000", &s.SymbolMapMaxSymbols).

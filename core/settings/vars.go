@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -296,6 +297,13 @@ var extension = check{"a lowercase file extension such as .md", func(raw string)
 var dirName = check{"a single directory name", func(raw string) error {
 	if raw == "." || raw == ".." || strings.ContainsAny(raw, `/\`) || strings.ContainsRune(raw, 0) {
 		return errors.New("must be a single directory name")
+	}
+	return nil
+}}
+
+var fileName = check{"a single file name", func(raw string) error {
+	if raw == "" || raw == "." || raw == ".." || strings.ContainsAny(raw, `/\`) || strings.ContainsFunc(raw, unicode.IsControl) {
+		return errors.New("must be a single file name")
 	}
 	return nil
 }}

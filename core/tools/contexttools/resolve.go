@@ -79,7 +79,8 @@ func (r *resolver) read(ctx context.Context, p ports.Principal, item ports.Worki
 		return nil, err
 	case errors.Is(err, ports.ErrNotFound), errors.Is(err, ports.ErrNotDocument), errors.Is(err, ports.ErrOutsideJail):
 		return nil, errPin{dropGone}
-	case errors.Is(err, ports.ErrTooLarge), errors.Is(err, ports.ErrNotRegular), errors.Is(err, ports.ErrBinary):
+	case errors.Is(err, ports.ErrTooLarge), errors.Is(err, ports.ErrNotRegular), errors.Is(err, ports.ErrBinary),
+		errors.Is(err, ports.ErrFileType):
 		return nil, errPin{dropUnreadable}
 	}
 	return nil, err

@@ -3,11 +3,8 @@ package docs
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
@@ -28,14 +25,16 @@ type searchMatch struct {
 }
 
 type docSearchOutput struct {
-	Matches       []searchMatch `json:"matches" description:"Matching lines."`
+	Matches       []searchMatch `json:"matches" description:"Matching lines, in path then line order: the first ARROWHEAD_SEARCH_MAX_RESULTS of them."`
 	FilesScanned  int           `json:"files_scanned" description:"Documents searched." minimum:"0" maximum:"2147483648"`
+	FilesListed   int           `json:"files_listed" description:"Documents under the prefix, counted past the file cap (a lower bound when the walk stopped first)." minimum:"0" maximum:"2147483648"`
 	BytesScanned  int64         `json:"bytes_scanned" description:"Bytes searched." minimum:"0" maximum:"9007199254740992"`
-	Truncated     []string      `json:"truncated" description:"Bounds that cut the search short."`
-	Marker        string        `json:"marker" description:"The untrusted-data marker framing the text answer."`
+	Complete      bool          `json:"complete" description:"True when every admitted document was searched to its end; false when a bound in truncated cut the search short."`
+	Truncated     []string      `json:"truncated" description:"Bounds that cut the search short: results, files, bytes, deadline."`
+	Marker        string        `json:"marker" description:"The untrusted-data marker framing the matches in the text answer."`
 	Untrusted     bool          `json:"untrusted" description:"Always true."`
 	Regex         bool          `json:"regex" description:"Whether the query ran as a pattern."`
-	FilesExcluded int           `json:"files_excluded" description:"Listed documents not searched (not authorized or unreadable)." minimum:"0" maximum:"2147483648"`
+	FilesExcluded int           `json:"files_excluded" description:"Listed documents not searched (not authorized, over the size limit or unreadable)." minimum:"0" maximum:"2147483648"`
 }
 
 // docSearch defines doc_search.
@@ -45,16 +44,19 @@ func docSearch(s *settings.Settings) catalog.Tool[docSearchInput, docSearchOutpu
 		Family:      catalog.FamilyDocs,
 		Scope:       "docs:search",
 		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_SEARCH_PER_MINUTE", Default: 60},
-		Description: "Search corpus documents for a query and return bounded, sanitized snippets. Literal by default; use_regex when the deployment enables it. Example: doc_search(query=\"deadline\", path_prefix=\"notes/\")",
+		Description: "Search corpus documents for a query and return the first matches in path and line order as bounded, sanitized snippets. Literal by default; use_regex when the deployment enables it. The answer says whether every document was searched and, when a cap stopped it, how far it got. Example: doc_search(query=\"deadline\", path_prefix=\"notes/\")",
 		Annotations: catalog.Annotations{Title: "Search documents", ReadOnly: true, Idempotent: true},
 		Bounds:      catalog.Bounds{"query": s.SearchQueryMaxLength, "path": security.MaxPathBytes},
 	})
 }
 
+// search runs the shared search pipeline over the corpus under the
+// ARROWHEAD_SEARCH_* caps, each document authorized for search as it is
+// read.
 func (c *corpus) search(ctx context.Context, call catalog.Call, in docSearchInput) (*catalog.Reply[docSearchOutput], error) {
 	s := c.settings
 	if in.UseRegex && !s.SearchRegexEnabled {
-		return nil, catalog.Invalid("Regex search is disabled on this server; search literally instead.")
+		return nil, catalog.Invalid("%s", search.RegexDisabled)
 	}
 	m, err := search.NewMatcher(in.Query, in.UseRegex, search.MatcherOptions{MaxQueryChars: s.SearchQueryMaxLength})
 	if err != nil {
@@ -64,68 +66,35 @@ func (c *corpus) search(ctx context.Context, call catalog.Call, in docSearchInpu
 	if err != nil {
 		return nil, err
 	}
-	listed, listTruncated, err := c.store.List(ctx, prefix, s.SearchMaxFiles)
-	if err != nil {
-		return nil, storeRefusal(err)
-	}
-	paths := make([]string, len(listed))
-	for i, f := range listed {
-		paths[i] = f.Path
-	}
-	src := search.NewStoreSource(c.store, paths, c.allowFunc(call.Principal, ports.ActionSearch),
-		search.StoreSourceOptions{MaxBytes: int64(s.DocMaxBytes)})
-	defer src.Close()
-	res, err := search.Run(ctx, src, m, search.LimitsFromSettings(s, s.SearchMaxFiles))
+	rep, err := search.Search(ctx, search.Request{
+		Store:   c.store,
+		Prefix:  prefix,
+		Allow:   c.allowFunc(call.Principal, ports.ActionSearch),
+		Matcher: m,
+		Limits:  search.DocLimits(s),
+		Redact:  c.redact,
+	})
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
 		}
 		return nil, storeRefusal(err)
 	}
-	return searchResult(res, src.Skipped(), listTruncated, in.UseRegex), nil
-}
-
-// searchResult sanitizes every snippet and frames the text answer once.
-func searchResult(res search.Result, excluded int, listTruncated, regex bool) *catalog.Reply[docSearchOutput] {
 	out := docSearchOutput{
-		Matches:       make([]searchMatch, 0, len(res.Matches)),
-		FilesScanned:  res.FilesScanned,
-		BytesScanned:  res.BytesScanned,
+		Matches:       make([]searchMatch, 0, len(rep.Matches)),
+		FilesScanned:  rep.FilesScanned,
+		FilesListed:   rep.FilesListed,
+		BytesScanned:  rep.BytesScanned,
+		Complete:      rep.Complete(),
+		Truncated:     rep.Truncated(),
 		Untrusted:     true,
-		Regex:         regex,
-		FilesExcluded: excluded,
+		Regex:         in.UseRegex,
+		FilesExcluded: rep.Skipped.Total(),
 	}
-	var text strings.Builder
-	for _, m := range res.Matches {
-		snippet := content.SanitizeString(m.Snippet)
-		path := content.SanitizeString(m.Path)
-		snippet = strings.ReplaceAll(snippet, "\n", " ")
-		out.Matches = append(out.Matches, searchMatch{Path: path, Line: m.Line, Column: m.Column, Snippet: snippet})
-		text.WriteString(path)
-		text.WriteString(":")
-		text.WriteString(strconv.Itoa(m.Line))
-		text.WriteString(":")
-		text.WriteString(strconv.Itoa(m.Column))
-		text.WriteString(": ")
-		text.WriteString(snippet)
-		text.WriteString("\n")
+	for _, m := range rep.Matches {
+		out.Matches = append(out.Matches, searchMatch{Path: m.Path, Line: m.Line, Column: m.Column, Snippet: m.Snippet})
 	}
-	if res.ResultsTruncated {
-		out.Truncated = append(out.Truncated, "results")
-	}
-	if res.FilesTruncated || listTruncated {
-		out.Truncated = append(out.Truncated, "files")
-	}
-	if res.BytesTruncated {
-		out.Truncated = append(out.Truncated, "bytes")
-	}
-	if res.DeadlineExceeded {
-		out.Truncated = append(out.Truncated, "deadline")
-	}
-	if len(out.Matches) == 0 {
-		text.WriteString("No matches.\n")
-	}
-	framed := content.Frame(text.String(), content.NewSource("search", "corpus", "text", []byte(text.String())))
-	out.Marker = framed.Marker
-	return catalog.Answer(out, framed.Text)
+	text, marker := rep.Answer("corpus", "documents", search.DocVars)
+	out.Marker = marker
+	return catalog.Answer(out, text), nil
 }

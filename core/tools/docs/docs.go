@@ -46,7 +46,7 @@ var Family = core.Family[Ports]{
 		}
 	},
 	Bind: func(s *settings.Settings, p Ports) core.Components {
-		c := &corpus{settings: s, store: p.Store, authorizer: p.Authorizer}
+		c := &corpus{settings: s, store: p.Store, authorizer: p.Authorizer, scanner: p.Scanner}
 		return core.Components{
 			Tools: []catalog.ToolSpec{
 				docSearch(s).Bind(c.search),
@@ -67,6 +67,17 @@ type corpus struct {
 	settings   *settings.Settings
 	store      ports.DocumentStore
 	authorizer ports.Authorizer
+	scanner    *security.Scanner
+}
+
+// redact is the secret scanner's redaction of a search snippet, or the
+// snippet as it is without a scanner.
+func (c *corpus) redact(text string) string {
+	if c.scanner == nil {
+		return text
+	}
+	out, _ := c.scanner.Redact(text)
+	return out
 }
 
 // Document formats.
@@ -184,7 +195,7 @@ func storeRefusal(err error) error {
 	case errors.Is(err, ports.ErrQuota):
 		return catalog.Refuse(catalog.KindValidation, "The corpus quota would be exceeded; the document was not written.")
 	case errors.Is(err, ports.ErrNotDocument):
-		return catalog.Invalid("The path does not name an allowed document type.")
+		return catalog.Invalid("The path does not name an allowed document type (ARROWHEAD_DOC_ALLOWED_EXTENSIONS, which the operator can extend).")
 	}
 	return err
 }

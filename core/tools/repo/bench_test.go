@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -133,4 +134,112 @@ func cpuNow() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rgArgs is ripgrep over what code_search admits under s: the allowed
+// extensions and exact names, no ignore files, hidden files included, the
+// excluded directories pruned, binary files skipped (rg's default).
+func rgArgs(s *settings.Settings) []string {
+	args := []string{"-nF", "--no-ignore", "--hidden", "--no-config", "--threads", strconv.Itoa(runtime.GOMAXPROCS(0))}
+	for _, x := range s.RepoAllowedExtensions {
+		args = append(args, "-g", "*"+x)
+	}
+	for _, n := range s.RepoAllowedNames {
+		args = append(args, "-g", n)
+	}
+	for _, d := range s.RepoExcludedDirs {
+		args = append(args, "-g", "!"+d+"/")
+	}
+	return args
+}
+
+// BenchmarkCodeSearchVsRipgrep times code_search (the whole tool call)
+// over $GOROOT/src against ripgrep -nF, interleaved per iteration, and
+// reports the ratio of the medians:
+//
+//   - full/<query>: a full scan of the whole tree (the file and result
+//     caps raised to cover it) against rg over the same tree; both must
+//     find the same number of lines.
+//   - first50/<query>: code_search at default settings (it stops at the
+//     50th match in path order) against rg | head -n 50.
+//
+// The selective query has a handful of hits, the common one about a
+// thousand.
+//
+//	go test -run '^$' -bench CodeSearchVsRipgrep -benchtime 10x ./core/tools/repo
+func BenchmarkCodeSearchVsRipgrep(b *testing.B) {
+	rg, err := exec.LookPath("rg")
+	if err != nil {
+		b.Skip("ripgrep is not installed (apt-get install ripgrep)")
+	}
+	root := goSrc(b)
+	s, _ := settings.Load(func(string) (string, bool) { return "", false })
+	full := newEnv(b, root, map[string]string{
+		"ARROWHEAD_SEARCH_MAX_RESULTS": "10000000", "ARROWHEAD_REPO_SEARCH_MAX_FILES": "1000000", "ARROWHEAD_REPO_MAX_FILE_BYTES": "100000000",
+	}, nil, nil)
+	defaults := newEnv(b, root, nil, nil, nil)
+	for _, query := range []string{"func NewRequest", "context.Context"} {
+		name := strings.NewReplacer(" ", "_", ".", "_").Replace(query)
+		b.Run("full/"+name, func(b *testing.B) {
+			ratio(b, func() int {
+				res := full.ok(b, "code_search", map[string]any{"query": query})
+				if tr := res.Structured["truncated"].([]any); len(tr) > 0 {
+					b.Fatalf("cut short: %v", tr)
+				}
+				return len(res.Structured["matches"].([]any))
+			}, func() (int, time.Duration) {
+				cmd := exec.Command(rg, append(rgArgs(s), "--", query, ".")...)
+				cmd.Dir = root
+				var out bytes.Buffer
+				cmd.Stdout = &out
+				if err := cmd.Run(); err != nil && cmd.ProcessState.ExitCode() != 1 {
+					b.Fatal(err)
+				}
+				return bytes.Count(out.Bytes(), []byte{'\n'}), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			}, true)
+		})
+		b.Run("first50/"+name, func(b *testing.B) {
+			ratio(b, func() int {
+				res := defaults.ok(b, "code_search", map[string]any{"query": query})
+				return len(res.Structured["matches"].([]any))
+			}, func() (int, time.Duration) {
+				cmd := exec.Command("sh", "-c", `"$0" "$@" | head -n 50`, rg)
+				cmd.Args = append(cmd.Args, append(rgArgs(s), "--", query, ".")...)
+				cmd.Dir = root
+				var out bytes.Buffer
+				cmd.Stdout = &out
+				if err := cmd.Run(); err != nil {
+					b.Fatal(err)
+				}
+				return bytes.Count(out.Bytes(), []byte{'\n'}), cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+			}, false)
+		})
+	}
+}
+
+// ratio runs ours and theirs alternately b.N+1 times (the first a warm-up)
+// and reports the ratio of the median wall times, and of CPU times. With
+// same, both must count the same lines.
+func ratio(b *testing.B, ours func() int, theirs func() (int, time.Duration), same bool) {
+	var ow, tw, oc, tc []time.Duration
+	for i := 0; i < b.N+1; i++ {
+		before := cpuNow()
+		t0 := time.Now()
+		n := ours()
+		wall, cpu := time.Since(t0), cpuNow()-before
+		t0 = time.Now()
+		m, tcpu := theirs()
+		twall := time.Since(t0)
+		if same && n != m {
+			b.Fatalf("code_search found %d lines, rg %d", n, m)
+		}
+		if i == 0 {
+			continue
+		}
+		ow, oc, tw, tc = append(ow, wall), append(oc, cpu), append(tw, twall), append(tc, tcpu)
+	}
+	b.ReportMetric(float64(median(ow))/float64(median(tw)), "x-rg-wall")
+	b.ReportMetric(float64(median(oc))/float64(median(tc)), "x-rg-cpu")
+	b.ReportMetric(float64(median(ow).Microseconds())/1000, "ms-code_search")
+	b.ReportMetric(float64(median(tw).Microseconds())/1000, "ms-rg")
 }

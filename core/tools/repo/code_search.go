@@ -3,11 +3,8 @@ package repo
 import (
 	"context"
 	"errors"
-	"strconv"
-	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
@@ -28,13 +25,15 @@ type codeMatch struct {
 }
 
 type codeSearchOutput struct {
-	Matches       []codeMatch `json:"matches" description:"Matching lines."`
+	Matches       []codeMatch `json:"matches" description:"Matching lines, in path then line order: the first ARROWHEAD_SEARCH_MAX_RESULTS of them."`
 	FilesScanned  int         `json:"files_scanned" description:"Files searched." minimum:"0" maximum:"2147483648"`
+	FilesListed   int         `json:"files_listed" description:"Files under the prefix the repository serves, counted past the file cap (a lower bound when the walk stopped first)." minimum:"0" maximum:"2147483648"`
 	BytesScanned  int64       `json:"bytes_scanned" description:"Bytes searched." minimum:"0" maximum:"9007199254740992"`
-	Truncated     []string    `json:"truncated" description:"Bounds that cut the search short."`
-	FilesExcluded int         `json:"files_excluded" description:"Listed files not searched (not authorized, binary or unreadable)." minimum:"0" maximum:"2147483648"`
+	Complete      bool        `json:"complete" description:"True when every admitted file was searched to its end; false when a bound in truncated cut the search short."`
+	Truncated     []string    `json:"truncated" description:"Bounds that cut the search short: results, files, bytes, deadline."`
+	FilesExcluded int         `json:"files_excluded" description:"Listed files not searched (not authorized, binary, over the per-file cap or unreadable)." minimum:"0" maximum:"2147483648"`
 	Regex         bool        `json:"regex" description:"Whether the query ran as a pattern."`
-	Marker        string      `json:"marker" description:"The untrusted-data marker framing the text answer."`
+	Marker        string      `json:"marker" description:"The untrusted-data marker framing the matches in the text answer."`
 	Untrusted     bool        `json:"untrusted" description:"Always true."`
 }
 
@@ -45,19 +44,19 @@ func codeSearch(s *settings.Settings) catalog.Tool[codeSearchInput, codeSearchOu
 		Family:      catalog.FamilyRepo,
 		Scope:       "repo:search",
 		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CODE_SEARCH_PER_MINUTE", Default: 60},
-		Description: "Search repository files for a query and return bounded, sanitized snippets with line numbers. Literal by default; use_regex when the deployment enables it. Example: code_search(query=\"TODO\", path_prefix=\"src/\")",
+		Description: "Search repository files for a query and return the first matches in path and line order as bounded, sanitized snippets with line numbers. Literal by default; use_regex when the deployment enables it. The answer says whether every file was searched and, when a cap stopped it, how far it got. Example: code_search(query=\"TODO\", path_prefix=\"src/\")",
 		Annotations: catalog.Annotations{Title: "Search code", ReadOnly: true, Idempotent: true},
 		Bounds:      catalog.Bounds{"query": s.SearchQueryMaxLength, "path": security.MaxPathBytes},
 	})
 }
 
-// search runs the shared search runner (the same matcher, rules and caps
-// as doc_search) over the repository's listed files, each authorized for
-// search as it is read.
+// search runs the shared search pipeline over the repository under its
+// own caps (file count, per-file and total bytes, time), each file
+// authorized for search as it is read.
 func (t *tree) search(ctx context.Context, call catalog.Call, in codeSearchInput) (*catalog.Reply[codeSearchOutput], error) {
 	s := t.settings
 	if in.UseRegex && !s.SearchRegexEnabled {
-		return nil, catalog.Invalid("Regex search is disabled on this server; search literally instead.")
+		return nil, catalog.Invalid("%s", search.RegexDisabled)
 	}
 	m, err := search.NewMatcher(in.Query, in.UseRegex, search.MatcherOptions{MaxQueryChars: s.SearchQueryMaxLength})
 	if err != nil {
@@ -67,18 +66,14 @@ func (t *tree) search(ctx context.Context, call catalog.Call, in codeSearchInput
 	if err != nil {
 		return nil, err
 	}
-	listed, listTruncated, err := t.listed(ctx, prefix)
-	if err != nil {
-		return nil, err
-	}
-	paths := make([]string, len(listed))
-	for i, f := range listed {
-		paths[i] = f.Path
-	}
-	src := search.NewStoreSource(t.store, paths, t.allowFunc(call.Principal, ports.ActionSearch),
-		search.StoreSourceOptions{MaxBytes: int64(s.RepoMaxFileBytes)})
-	defer src.Close()
-	res, err := search.Run(ctx, src, m, search.LimitsFromSettings(s, s.RepoSearchMaxFiles))
+	rep, err := search.Search(ctx, search.Request{
+		Store:   t.store,
+		Prefix:  prefix,
+		Allow:   t.allowFunc(call.Principal, ports.ActionSearch),
+		Matcher: m,
+		Limits:  search.RepoLimits(s, in.UseRegex),
+		Redact:  t.redact,
+	})
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
@@ -86,25 +81,20 @@ func (t *tree) search(ctx context.Context, call catalog.Call, in codeSearchInput
 		return nil, storeRefusal(err)
 	}
 	out := codeSearchOutput{
-		Matches:       make([]codeMatch, 0, len(res.Matches)),
-		FilesScanned:  res.FilesScanned,
-		BytesScanned:  res.BytesScanned,
-		Truncated:     res.Truncations(listTruncated),
-		FilesExcluded: src.Skipped(),
+		Matches:       make([]codeMatch, 0, len(rep.Matches)),
+		FilesScanned:  rep.FilesScanned,
+		FilesListed:   rep.FilesListed,
+		BytesScanned:  rep.BytesScanned,
+		Complete:      rep.Complete(),
+		Truncated:     rep.Truncated(),
+		FilesExcluded: rep.Skipped.Total(),
 		Regex:         in.UseRegex,
 		Untrusted:     true,
 	}
-	var text strings.Builder
-	for _, hit := range res.Matches {
-		path := oneLine(content.SanitizeString(hit.Path))
-		snippet := oneLine(content.SanitizeString(hit.Snippet))
-		out.Matches = append(out.Matches, codeMatch{Path: path, Line: hit.Line, Column: hit.Column, Snippet: snippet})
-		text.WriteString(path + ":" + strconv.Itoa(hit.Line) + ":" + strconv.Itoa(hit.Column) + ": " + snippet + "\n")
+	for _, hit := range rep.Matches {
+		out.Matches = append(out.Matches, codeMatch{Path: hit.Path, Line: hit.Line, Column: hit.Column, Snippet: hit.Snippet})
 	}
-	if len(out.Matches) == 0 {
-		text.WriteString("No matches.\n")
-	}
-	framed := content.Frame(text.String(), content.NewSource("search", "repository", "text", []byte(text.String())))
-	out.Marker = framed.Marker
-	return catalog.Answer(out, framed.Text), nil
+	text, marker := rep.Answer("repository", "files", search.RepoVars(in.UseRegex))
+	out.Marker = marker
+	return catalog.Answer(out, text), nil
 }

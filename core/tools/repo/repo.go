@@ -14,6 +14,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -31,6 +32,9 @@ type Ports struct {
 	// (universal-ctags when it is installed); nil leaves them to the line
 	// heuristic.
 	Tagger ports.SymbolTagger `port:"optional"`
+	// Scanner redacts secrets in code_search snippets; nil leaves them
+	// as sanitized.
+	Scanner *security.Scanner `port:"optional"`
 }
 
 // notConfigured is the refusal of every repo tool without a repository.
@@ -51,7 +55,7 @@ var Family = core.Family[Ports]{
 				symbolMap(s).NotConfigured(notConfigured), dependencyGraph(s).NotConfigured(notConfigured),
 			}}
 		}
-		t := &tree{settings: s, store: p.Repo, authorizer: p.Authorizer}
+		t := &tree{settings: s, store: p.Repo, authorizer: p.Authorizer, scanner: p.Scanner}
 		return core.Components{Tools: []catalog.ToolSpec{
 			codeSearch(s).Bind(t.search),
 			codeRead(s).Bind(t.read),
@@ -67,6 +71,17 @@ type tree struct {
 	settings   *settings.Settings
 	store      ports.RepoStore
 	authorizer ports.Authorizer
+	scanner    *security.Scanner
+}
+
+// redact is the secret scanner's redaction of a snippet, or nil without
+// a scanner.
+func (t *tree) redact(text string) string {
+	if t.scanner == nil {
+		return text
+	}
+	out, _ := t.scanner.Redact(text)
+	return out
 }
 
 func (t *tree) allowed(ctx context.Context, p ports.Principal, action ports.Action, rel string) bool {
@@ -91,6 +106,8 @@ func storeRefusal(err error) error {
 		return catalog.Invalid("The path is not a regular file.")
 	case errors.Is(err, ports.ErrBinary):
 		return catalog.Invalid("The file is not text.")
+	case errors.Is(err, ports.ErrFileType):
+		return catalog.Invalid("This file type is not served: its name matches neither ARROWHEAD_REPO_ALLOWED_EXTENSIONS nor ARROWHEAD_REPO_ALLOWED_NAMES, which the operator can extend.")
 	}
 	return err
 }
@@ -171,7 +188,7 @@ func (t *tree) readEach(ctx context.Context, prefix string, need int, keep func(
 // on: the file went away, grew, or is not text.
 func unreadable(err error) bool {
 	return errors.Is(err, ports.ErrNotFound) || errors.Is(err, ports.ErrTooLarge) || errors.Is(err, ports.ErrBinary) ||
-		errors.Is(err, ports.ErrNotRegular) || errors.Is(err, ports.ErrOutsideJail)
+		errors.Is(err, ports.ErrNotRegular) || errors.Is(err, ports.ErrOutsideJail) || errors.Is(err, ports.ErrFileType)
 }
 
 // oneLine keeps a sanitized value on one line of the text answer.

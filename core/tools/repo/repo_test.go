@@ -47,7 +47,7 @@ func newEnv(t testing.TB, root string, vars map[string]string, files map[string]
 	}
 	s := coretest.Settings(t, all)
 	store, err := fs.OpenRepo(fs.RepoConfig{Root: root, Extensions: s.RepoAllowedExtensions, ExcludedDirs: s.RepoExcludedDirs,
-		Names: []string{"go.mod"}, MaxFileBytes: int64(s.RepoMaxFileBytes)})
+		Names: s.RepoAllowedNames, MaxFileBytes: int64(s.RepoMaxFileBytes)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,328 @@
+package search
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// memStore is an in-memory Store: files in lexical order, a read
+// refusal per path when set, and an optional delay per read so workers
+// finish out of order.
+type memStore struct {
+	paths   []string
+	files   map[string][]byte
+	refuse  map[string]error
+	delay   func(path string) time.Duration
+	maxRead int64
+	reads   atomic.Int64
+}
+
+func newMemStore(kv map[string]string) *memStore {
+	s := &memStore{files: map[string][]byte{}, refuse: map[string]error{}}
+	for p, c := range kv {
+		s.paths = append(s.paths, p)
+		s.files[p] = []byte(c)
+	}
+	slices.Sort(s.paths)
+	return s
+}
+
+func (s *memStore) Read(ctx context.Context, rel string, maxBytes int64) ([]byte, ports.FileInfo, error) {
+	s.reads.Add(1)
+	if s.delay != nil {
+		time.Sleep(s.delay(rel))
+	}
+	if err := s.refuse[rel]; err != nil {
+		return nil, ports.FileInfo{}, err
+	}
+	data, ok := s.files[rel]
+	if !ok {
+		return nil, ports.FileInfo{}, ports.ErrNotFound
+	}
+	if maxBytes > 0 && int64(len(data)) > maxBytes {
+		return nil, ports.FileInfo{}, ports.ErrTooLarge
+	}
+	return data, ports.FileInfo{Path: rel, Size: int64(len(data))}, nil
+}
+
+func (s *memStore) List(ctx context.Context, prefix string, limit int) ([]ports.FileInfo, bool, error) {
+	var out []ports.FileInfo
+	for _, p := range s.paths {
+		if prefix != "" && !strings.HasPrefix(p, prefix) {
+			continue
+		}
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, ports.FileInfo{Path: p, Size: int64(len(s.files[p]))})
+	}
+	return out, false, nil
+}
+
+// walkStore adds the streaming Walker to memStore.
+type walkStore struct{ *memStore }
+
+func (w walkStore) WalkPaths(ctx context.Context, prefix string, visit func(string) bool) error {
+	for _, p := range w.paths {
+		if prefix != "" && !strings.HasPrefix(p, prefix) {
+			continue
+		}
+		if visit(p) {
+			return nil
+		}
+	}
+	return nil
+}
+
+func allowAll(context.Context, string) (bool, error) { return true, nil }
+
+// seqSearch is the reference: Run over the same files one at a time, with
+// the byte budget applied to the whole listing in order.
+func seqSearch(t *testing.T, s *memStore, m *Matcher, lim Limits) Result {
+	t.Helper()
+	var docs []Doc
+	for _, p := range s.paths {
+		docs = append(docs, Doc{Path: p, Content: s.files[p]})
+	}
+	res, err := Run(t.Context(), SliceSource(docs), m, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+// TestSearchMatchesSequentialRun checks that the parallel pipeline, with
+// reads finishing in random order, gives exactly what the one-file-at-a-
+// time runner gives, under every bound: results, files, bytes.
+func TestSearchMatchesSequentialRun(t *testing.T) {
+	kv := map[string]string{}
+	for i := range 60 {
+		var b strings.Builder
+		for j := range i % 7 {
+			fmt.Fprintf(&b, "line %d of %d needle\nfiller\n", j, i)
+		}
+		kv[fmt.Sprintf("d%02d/f%02d.txt", i%5, i)] = b.String()
+	}
+	base := newMemStore(kv)
+	base.delay = func(p string) time.Duration { return time.Duration(len(p)*7%5) * 100 * time.Microsecond }
+	m := mustMatcher(t, "needle", false, MatcherOptions{})
+	for _, lim := range []Limits{
+		{MaxResults: 1000, MaxTotalBytes: 1 << 30},
+		{MaxResults: 7},
+		{MaxResults: 1000, MaxFiles: 13},
+		{MaxResults: 1000, MaxTotalBytes: 900},
+		{MaxResults: 3, MaxFiles: 2},
+	} {
+		lim.Deadline, lim.Workers = time.Minute, 4
+		for _, store := range []Store{base, walkStore{base}} {
+			rep, err := Search(t.Context(), Request{Store: store, Allow: allowAll, Matcher: m, Limits: lim})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := seqSearch(t, base, m, lim)
+			if !slices.Equal(rep.Matches, want.Matches) {
+				t.Errorf("%+v: matches differ:\n got %v\nwant %v", lim, rep.Matches, want.Matches)
+			}
+			if rep.ResultsTruncated != want.ResultsTruncated || rep.FilesTruncated != want.FilesTruncated ||
+				rep.BytesTruncated != want.BytesTruncated || rep.FilesScanned != want.FilesScanned || rep.BytesScanned != want.BytesScanned {
+				t.Errorf("%+v: report %+v, sequential %+v", lim, rep.Result, want)
+			}
+			if !rep.ResultsTruncated && (rep.FilesListed != 60 || !rep.ListedExact) {
+				t.Errorf("%+v: listed %d (exact %v), want 60", lim, rep.FilesListed, rep.ListedExact)
+			}
+		}
+	}
+}
+
+func TestSearchSkipsAndSanitizes(t *testing.T) {
+	s := newMemStore(map[string]string{
+		"a.txt":         "needle one\r\n",
+		"b\x1b[31m.txt": "x needle \x1b[2J y\u202e z\rw needle\n",
+		"big.txt":       strings.Repeat("needle ", 100),
+		"bin.txt":       "needle\x00",
+		"denied.txt":    "needle",
+		"gone.txt":      "needle",
+		"secret.txt":    "key needle AKIAIOSFODNN7EXAMPLE\n",
+	})
+	s.refuse["bin.txt"] = ports.ErrBinary
+	s.refuse["gone.txt"] = ports.ErrNotRegular
+	allow := func(_ context.Context, p string) (bool, error) { return p != "denied.txt", nil }
+	redact := func(t string) string { return strings.ReplaceAll(t, "AKIAIOSFODNN7EXAMPLE", "[REDACTED]") }
+	rep, err := Search(t.Context(), Request{Store: s, Allow: allow, Matcher: mustMatcher(t, "needle", false, MatcherOptions{}),
+		Limits: Limits{MaxFileBytes: 100, Deadline: time.Minute}, Redact: redact})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, m := range rep.Matches {
+		got = append(got, fmt.Sprintf("%s:%d:%s", m.Path, m.Line, m.Snippet))
+	}
+	want := []string{
+		"a.txt:1:needle one",
+		"b.txt:1:x needle  y z w needle", // the lone CR inside the line becomes a space
+		"secret.txt:1:key needle [REDACTED]",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+	if sk := rep.Skipped; sk != (Skipped{Denied: 1, TooLarge: 1, Binary: 1, Gone: 1}) {
+		t.Errorf("skipped %+v", sk)
+	}
+	if !rep.Complete() || rep.FilesScanned != 3 || rep.FilesListed != 7 {
+		t.Errorf("report %+v", rep)
+	}
+	sum := rep.Summary("files", RepoVars(false))
+	for _, part := range []string{"3 matches. Searched all 3 files.",
+		"Passed over 4 files: 1 larger than the per-file cap (ARROWHEAD_REPO_MAX_FILE_BYTES=100 bytes), 1 not text, 1 not authorized for you, 1 changed, gone or unreadable when read."} {
+		if !strings.Contains(sum, part) {
+			t.Errorf("summary %q lacks %q", sum, part)
+		}
+	}
+}
+
+// TestSearchSummaries checks the text a caller reads for each way a
+// search ends: "No matches." only after the whole admitted set.
+func TestSearchSummaries(t *testing.T) {
+	kv := map[string]string{}
+	for i := range 30 {
+		kv[fmt.Sprintf("f%02d.go", i)] = strings.Repeat("needle\n", i%3)
+	}
+	s := walkStore{newMemStore(kv)}
+	run := func(q string, lim Limits) (Report, string) {
+		lim.Workers = 2
+		if lim.Deadline == 0 {
+			lim.Deadline = time.Minute
+		}
+		rep, err := Search(t.Context(), Request{Store: s, Allow: allowAll, Matcher: mustMatcher(t, q, false, MatcherOptions{}), Limits: lim})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, rep.Summary("files", RepoVars(false))
+	}
+	cases := []struct {
+		name  string
+		q     string
+		lim   Limits
+		trunc []string
+		text  string
+	}{
+		{"complete, none", "absent", Limits{}, []string{}, "No matches. Searched all 30 files."},
+		{"complete, some", "needle", Limits{MaxResults: 100}, []string{}, "30 matches. Searched all 30 files."},
+		{"result cap", "needle", Limits{MaxResults: 4}, []string{"results"},
+			"Showing the first 4 matches in path order; more exist. The result cap (ARROWHEAD_SEARCH_MAX_RESULTS=4) stopped the search after 6 of * files. Narrow the search with path_prefix, or ask the operator to raise ARROWHEAD_SEARCH_MAX_RESULTS."},
+		{"file cap, none", "absent", Limits{MaxFiles: 16}, []string{"files"},
+			"No matches in the part searched, but the search did not finish: the file cap (ARROWHEAD_REPO_SEARCH_MAX_FILES=16) stopped it after 16 of 30 files, in path order. Narrow the search with path_prefix, or ask the operator to raise ARROWHEAD_REPO_SEARCH_MAX_FILES."},
+		{"byte budget", "needle", Limits{MaxResults: 100, MaxTotalBytes: 20}, []string{"bytes"},
+			"3 matches in the part searched; the search did not finish: the byte budget (ARROWHEAD_REPO_SEARCH_MAX_TOTAL_BYTES=20) stopped it after 3 of 30 files, in path order. Narrow the search with path_prefix, or ask the operator to raise ARROWHEAD_REPO_SEARCH_MAX_TOTAL_BYTES."},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rep, text := run(tc.q, tc.lim)
+			if got := rep.Truncated(); !slices.Equal(got, tc.trunc) {
+				t.Errorf("truncated %v, want %v", got, tc.trunc)
+			}
+			// How much of the listing the walk counted before the result
+			// cap stopped it depends on timing.
+			before, after, wild := strings.Cut(tc.text, "*")
+			if wild && (!strings.HasPrefix(text, before) || !strings.HasSuffix(text, after)) || !wild && text != tc.text {
+				t.Errorf("summary\n got %q\nwant %q", text, tc.text)
+			}
+		})
+	}
+}
+
+// slowStore blocks every read after the first until its context ends.
+type slowStore struct{ *memStore }
+
+func (s slowStore) Read(ctx context.Context, rel string, maxBytes int64) ([]byte, ports.FileInfo, error) {
+	if rel != "a.txt" {
+		<-ctx.Done()
+		return nil, ports.FileInfo{}, ctx.Err()
+	}
+	return s.memStore.Read(ctx, rel, maxBytes)
+}
+
+func TestSearchDeadline(t *testing.T) {
+	s := slowStore{newMemStore(map[string]string{"a.txt": "needle", "b.txt": "needle", "c.txt": "needle"})}
+	rep, err := Search(t.Context(), Request{Store: s, Allow: allowAll, Matcher: mustMatcher(t, "needle", false, MatcherOptions{}),
+		Limits: Limits{Deadline: 20 * time.Millisecond, Workers: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.DeadlineExceeded || rep.FilesScanned != 1 || len(rep.Matches) != 1 || rep.Complete() {
+		t.Fatalf("report %+v", rep)
+	}
+	text := rep.Summary("files", RepoVars(false))
+	if !strings.Contains(text, "the time limit (ARROWHEAD_REPO_SEARCH_TIMEOUT_MS=20) stopped it after 1 of at least 3 files") {
+		t.Errorf("summary %q", text)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if _, err := Search(ctx, Request{Store: s, Allow: allowAll, Matcher: mustMatcher(t, "needle", false, MatcherOptions{}),
+		Limits: Limits{Deadline: time.Minute}}); err == nil {
+		t.Error("a cancelled caller gets its error")
+	}
+}
+
+// TestSearchStopsEarly checks that the result cap stops the reads: a
+// search for a common word over many files reads few of them.
+func TestSearchStopsEarly(t *testing.T) {
+	kv := map[string]string{}
+	for i := range 5000 {
+		kv[fmt.Sprintf("f%05d.txt", i)] = "needle\n"
+	}
+	s := newMemStore(kv)
+	rep, err := Search(t.Context(), Request{Store: walkStore{s}, Allow: allowAll, Matcher: mustMatcher(t, "needle", false, MatcherOptions{}),
+		Limits: Limits{MaxResults: 50, MaxFiles: 10000, Deadline: time.Minute, Workers: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Matches) != 50 || !rep.ResultsTruncated || rep.Matches[49].Path != "f00049.txt" {
+		t.Fatalf("report %+v", rep.Result)
+	}
+	if n := s.reads.Load(); n > 1000 {
+		t.Errorf("%d files read for 51 hits", n)
+	}
+}
+
+func TestSanitizeSnippet(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":             "plain",
+		"a\rb":              "a b",
+		"a\r\nb\nc":         "a b c",
+		"x\x1b[31my\u200bz": "xyz",
+	} {
+		if got := SanitizeSnippet(in); got != want {
+			t.Errorf("SanitizeSnippet(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if bytes.ContainsAny([]byte(SanitizeSnippet("\u2028\u2029")), "\r\n") {
+		t.Error("line separators survive")
+	}
+}
+
+// TestSearchFailsClosedOnAuthorizerError: a failing authorizer ends the
+// search with its error rather than passing files over.
+func TestSearchFailsClosedOnAuthorizerError(t *testing.T) {
+	s := newMemStore(map[string]string{"a.txt": "needle", "b.txt": "needle"})
+	boom := errors.New("policy backend down")
+	allow := func(_ context.Context, p string) (bool, error) {
+		if p == "b.txt" {
+			return false, boom
+		}
+		return true, nil
+	}
+	_, err := Search(t.Context(), Request{Store: s, Allow: allow, Matcher: mustMatcher(t, "needle", false, MatcherOptions{}), Limits: Limits{Deadline: time.Minute}})
+	if !errors.Is(err, boom) {
+		t.Fatalf("err %v", err)
+	}
+}
