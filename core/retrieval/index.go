@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arrowhead-go/arrowhead/core/codeintel"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -35,6 +36,8 @@ type Entry struct {
 	lens []int32
 	// refs counts each identifier the file mentions.
 	refs map[string]int32
+	// test: the file is a test or a fixture (codeintel.IsTestFile).
+	test bool
 }
 
 type posting struct {
@@ -46,7 +49,8 @@ type posting struct {
 // symbol extractor found in it (nil for a document).
 func Analyze(kind string, info ports.FileInfo, content []byte, symbols []ports.Symbol) *Entry {
 	lines := splitLines(content)
-	e := &Entry{Kind: kind, Path: info.Path, Size: info.Size, ModTime: info.ModTime, post: map[string][]posting{}, refs: map[string]int32{}}
+	e := &Entry{Kind: kind, Path: info.Path, Size: info.Size, ModTime: info.ModTime, post: map[string][]posting{}, refs: map[string]int32{},
+		test: codeintel.IsTestFile(info.Path)}
 	e.Chunks = chunkFile(info.Path, lines, symbols)
 	e.lens = make([]int32, len(e.Chunks))
 	tf := map[string]int32{}

@@ -27,12 +27,18 @@ const (
 )
 
 // Weights of the three signals in a chunk's score, each normalized to
-// [0, 1] over the query's candidates first.
+// [0, 1] over the query's candidates first. A caller merging another
+// retriever's hits weighs them on the same scale.
 const (
-	weightLexical = 1.0
-	weightSymbol  = 1.2
-	weightGraph   = 0.6
+	WeightLexical = 1.0
+	WeightSymbol  = 1.2
+	WeightGraph   = 0.6
 )
+
+// testFactor scales the score of a chunk in a test file: tests repeat
+// the words of what they test many times over, and a question about how
+// something works is answered by its definition first.
+const testFactor = 0.5
 
 // maxPhraseWords is the longest run of query words joined to name a
 // definition ("flag set" names FlagSet).
@@ -124,7 +130,7 @@ func (k *Corpus) Rank(query string, limit int) []Hit {
 		}
 		return a
 	}
-	terms := dedupe(Terms(query))
+	terms := dedupe(queryTerms(query))
 	k.lexical(terms, func(r chunkRef, s float64) { get(r).lex += s })
 	for r, w := range k.symbols(query) {
 		get(r).sym = w
@@ -149,7 +155,10 @@ func (k *Corpus) Rank(query string, limit int) []Hit {
 	for r, a := range scores {
 		h := Hit{Entry: k.files[r.file], Chunk: k.files[r.file].Chunks[r.chunk],
 			Lexical: norm(a.lex, maxLex), Symbol: norm(a.sym, maxSym), Graph: norm(a.graph, maxGraph)}
-		h.Score = weightLexical*h.Lexical + weightSymbol*h.Symbol + weightGraph*h.Graph
+		h.Score = WeightLexical*h.Lexical + WeightSymbol*h.Symbol + WeightGraph*h.Graph
+		if h.Entry.test {
+			h.Score *= testFactor
+		}
 		if h.Score > 0 {
 			hits = append(hits, h)
 		}

@@ -59,6 +59,28 @@ func Terms(text string) []string {
 	return out
 }
 
+// queryTerms are a query's Terms plus each pair of adjacent words joined
+// ("flag set" also looks for flagset, "go flag" for goflag), since an
+// identifier is indexed whole as well as split.
+func queryTerms(query string) []string {
+	out := Terms(query)
+	var prev string
+	eachWord(query, func(w string) {
+		lw := strings.ToLower(w)
+		if stopWords[lw] || len(lw) < 2 {
+			prev = ""
+			return
+		}
+		if prev != "" {
+			if t := normalize(prev + lw); t != "" {
+				out = append(out, t)
+			}
+		}
+		prev = lw
+	})
+	return out
+}
+
 // normalize lowercases, drops stop words and short words, and stems.
 func normalize(w string) string {
 	w = strings.ToLower(strings.Trim(w, "_"))
