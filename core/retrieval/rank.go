@@ -54,6 +54,9 @@ type Corpus struct {
 	avgLen float64
 	// defs maps a symbolKey to the definition chunks bearing that name.
 	defs map[string][]chunkRef
+	// parts lists, per symbolKey of a name of two or more words, the
+	// stems of its words (ParseDuration: pars, duration).
+	parts map[string][]string
 	// out is each file's reference edges to the files defining what it uses.
 	out [][]edge
 }
@@ -68,7 +71,7 @@ type edge struct {
 
 // NewCorpus indexes entries (in the order given; ties rank in it).
 func NewCorpus(entries []*Entry) *Corpus {
-	k := &Corpus{files: entries, defs: map[string][]chunkRef{}, out: make([][]edge, len(entries))}
+	k := &Corpus{files: entries, defs: map[string][]chunkRef{}, parts: map[string][]string{}, out: make([][]edge, len(entries))}
 	var total int64
 	definedIn := map[string][]int32{} // identifier -> files defining it
 	for fi, e := range entries {
@@ -80,6 +83,18 @@ func NewCorpus(entries []*Entry) *Corpus {
 			}
 			if key := symbolKey(c.Name); key != "" {
 				k.defs[key] = append(k.defs[key], chunkRef{int32(fi), int32(ci)})
+				if _, seen := k.parts[key]; !seen {
+					var words []string
+					for _, w := range splitIdentifier(c.Name) {
+						if t := normalize(w); t != "" {
+							words = append(words, t)
+						}
+					}
+					if len(words) < 2 {
+						words = nil
+					}
+					k.parts[key] = words
+				}
 			}
 			if d := definedIn[c.Name]; len(d) == 0 || d[len(d)-1] != int32(fi) {
 				definedIn[c.Name] = append(d, int32(fi))
@@ -132,7 +147,7 @@ func (k *Corpus) Rank(query string, limit int) []Hit {
 	}
 	terms := dedupe(queryTerms(query))
 	k.lexical(terms, func(r chunkRef, s float64) { get(r).lex += s })
-	for r, w := range k.symbols(query) {
+	for r, w := range k.symbols(query, terms) {
 		get(r).sym = w
 	}
 	// Personalize the graph walk on the files the query already reached.
@@ -202,10 +217,16 @@ func (k *Corpus) lexical(terms []string, add func(chunkRef, float64)) {
 	}
 }
 
+// unorderedFactor weighs a definition whose name's words all occur in the
+// query, in any order ("how is a duration parsed" names ParseDuration),
+// beside one the query spells out.
+const unorderedFactor = 0.8
+
 // symbols finds the definitions the query names: a word or a run of up
-// to maxPhraseWords words whose key is a definition's name. A longer
-// phrase weighs more; a name many definitions share weighs less.
-func (k *Corpus) symbols(query string) map[chunkRef]float64 {
+// to maxPhraseWords words whose key is a definition's name, or a name of
+// several words all of which the query holds. A longer name weighs more;
+// a name many definitions share weighs less.
+func (k *Corpus) symbols(query string, terms []string) map[chunkRef]float64 {
 	var words []string
 	eachWord(query, func(w string) {
 		if !stopWords[strings.ToLower(w)] && len(w) > 1 {
@@ -225,7 +246,30 @@ func (k *Corpus) symbols(query string) map[chunkRef]float64 {
 			}
 		}
 	}
+	have := map[string]bool{}
+	for _, t := range terms {
+		have[t] = true
+	}
+	for key, words := range k.parts {
+		if len(words) == 0 || !allIn(words, have) {
+			continue
+		}
+		defs := k.defs[key]
+		w := unorderedFactor * float64(min(len(words), maxPhraseWords)) / math.Sqrt(float64(len(defs)))
+		for _, r := range defs {
+			out[r] = max(out[r], w)
+		}
+	}
 	return out
+}
+
+func allIn(words []string, set map[string]bool) bool {
+	for _, w := range words {
+		if !set[w] {
+			return false
+		}
+	}
+	return true
 }
 
 // graph runs a PageRank personalized on pers over the reference graph and
