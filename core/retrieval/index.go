@@ -54,12 +54,21 @@ func Analyze(kind string, info ports.FileInfo, content []byte, symbols []ports.S
 	e.Chunks = chunkFile(info.Path, lines, symbols)
 	e.lens = make([]int32, len(e.Chunks))
 	tf := map[string]int32{}
+	// Identifiers repeat through a file: split and stem each once.
+	memo := map[string][]string{}
 	for ci, c := range e.Chunks {
 		clear(tf)
 		for i := c.Start; i <= c.End; i++ {
-			for _, t := range Terms(string(lines[i-1])) {
-				tf[t]++
-			}
+			eachWord(string(lines[i-1]), func(w string) {
+				terms, ok := memo[w]
+				if !ok {
+					terms = wordTerms(w)
+					memo[w] = terms
+				}
+				for _, t := range terms {
+					tf[t]++
+				}
+			})
 		}
 		boost := int32(0)
 		switch {

@@ -66,6 +66,7 @@ type chunkRef struct{ file, chunk int32 }
 type edge struct {
 	to    int32
 	ident string
+	terms []string // Terms(ident), shared between the edges naming it
 	w     float64
 }
 
@@ -104,15 +105,21 @@ func NewCorpus(entries []*Entry) *Corpus {
 	if k.chunks > 0 {
 		k.avgLen = float64(total) / float64(k.chunks)
 	}
+	identTerms := map[string][]string{}
 	for fi, e := range entries {
 		for ident, n := range e.refs {
 			to := definedIn[ident]
 			if len(to) == 0 || len(to) > maxDefiningFiles {
 				continue
 			}
+			terms, seen := identTerms[ident]
+			if !seen {
+				terms = Terms(ident)
+				identTerms[ident] = terms
+			}
 			for _, t := range to {
 				if int(t) != fi {
-					k.out[fi] = append(k.out[fi], edge{to: t, ident: ident, w: math.Sqrt(float64(n))})
+					k.out[fi] = append(k.out[fi], edge{to: t, ident: ident, terms: terms, w: math.Sqrt(float64(n))})
 				}
 			}
 		}
@@ -288,7 +295,7 @@ func (k *Corpus) graph(pers []float64, terms []string) map[chunkRef]float64 {
 		query[t] = true
 	}
 	weight := func(e edge) float64 {
-		for _, t := range Terms(e.ident) {
+		for _, t := range e.terms {
 			if query[t] {
 				return e.w * queryIdentBoost
 			}

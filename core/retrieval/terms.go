@@ -43,19 +43,24 @@ var stopWords = func() map[string]bool {
 // indexes chunks and reads queries, so both sides agree.
 func Terms(text string) []string {
 	var out []string
-	eachWord(text, func(word string) {
-		parts := splitIdentifier(word)
-		if len(parts) > 1 {
-			if t := normalize(word); t != "" {
-				out = append(out, t)
-			}
+	eachWord(text, func(word string) { out = append(out, wordTerms(word)...) })
+	return out
+}
+
+// wordTerms is Terms of one word.
+func wordTerms(word string) []string {
+	var out []string
+	parts := splitIdentifier(word)
+	if len(parts) > 1 {
+		if t := normalize(word); t != "" {
+			out = append(out, t)
 		}
-		for _, p := range parts {
-			if t := normalize(p); t != "" {
-				out = append(out, t)
-			}
+	}
+	for _, p := range parts {
+		if t := normalize(p); t != "" {
+			out = append(out, t)
 		}
-	})
+	}
 	return out
 }
 
