@@ -54,8 +54,8 @@ type Corpus struct {
 	avgLen float64
 	// defs maps a symbolKey to the definition chunks bearing that name.
 	defs map[string][]chunkRef
-	// parts lists, per symbolKey of a name of two or more words, the
-	// stems of its words (ParseDuration: pars, duration).
+	// parts lists, per symbolKey of a name of two or more distinct
+	// content words, their stems (ParseDuration: pars, duration).
 	parts map[string][]string
 	// out is each file's reference edges to the files defining what it uses.
 	out [][]edge
@@ -87,7 +87,7 @@ func NewCorpus(entries []*Entry) *Corpus {
 				if _, seen := k.parts[key]; !seen {
 					var words []string
 					for _, w := range splitIdentifier(c.Name) {
-						if t := normalize(w); t != "" {
+						if t := normalize(w); t != "" && !slices.Contains(words, t) {
 							words = append(words, t)
 						}
 					}

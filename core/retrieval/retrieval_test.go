@@ -215,3 +215,21 @@ func TestCache(t *testing.T) {
 		t.Fatal("a forgotten analysis is reused")
 	}
 }
+
+// A name whose words all occur in the question, in any order, is a
+// definition the question names; a name of one repeated word is not.
+func TestRankUnorderedName(t *testing.T) {
+	k := NewCorpus([]*Entry{
+		entry("d.go", "package d\n\nfunc ParseDuration(s string) int { return 0 }\n"),
+		entry("f.go", "package d\n\nfunc FlagFromFlag() {}\n"),
+	})
+	hits := k.Rank("how is a duration parsed", 10)
+	if len(hits) == 0 || hits[0].Chunk.Name != "ParseDuration" || hits[0].Symbol == 0 {
+		t.Fatalf("hits %+v", hits)
+	}
+	for _, h := range k.Rank("which flag is it", 10) {
+		if h.Chunk.Name == "FlagFromFlag" && h.Symbol != 0 {
+			t.Fatalf("a repeated word named a definition: %+v", h)
+		}
+	}
+}

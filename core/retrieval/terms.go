@@ -29,7 +29,7 @@ var stopWords = func() map[string]bool {
 		then there these they this those to too us was we were what when where which while who whom why will with
 		would you your yes also any all each just only own same some very should may might must shall about above
 		after again against before below between both during further here more most other out over under until
-		up down off once get gets got go goes use used uses using make makes made happen happens
+		up down off once get gets got goes use used uses using make makes made happen happens
 		func return var const package import nil err else range break continue default case switch
 		def self none true false pass elif lambda yield fn let mut pub impl void null new this`) {
 		m[w] = true

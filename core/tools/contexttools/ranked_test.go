@@ -12,14 +12,23 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/codeintel"
 )
 
-// evalRecallFloor is the least share of the evaluation set's answers
-// pack_context must pack at the default 8,000-token budget.
-const evalRecallFloor = 0.85
+// The evaluation sets (core/retrieval/testdata) and the least share of
+// their answers pack_context must pack at the default 8,000-token budget.
+// pflag's set was used while the ranker was tuned; the Python set is held
+// out (measured, not tuned on), so its floor is the honest one.
+var evalSets = []struct {
+	file  string
+	floor float64
+}{
+	{"pflag_eval.json", 0.85},
+	{"pystdlib_eval.json", 0.8},
+}
 
-// evalSet is core/retrieval/testdata/pflag_eval.json: plain-English
-// questions over spf13/pflag and the definitions that answer them.
+// evalSet is one evaluation set: plain-English questions over a real
+// tree and the definitions that answer them.
 type evalSet struct {
-	Tree      string `json:"tree"`
+	Tree      string   `json:"tree"`
+	Dirs      []string `json:"dirs"`
 	Questions []struct {
 		Question string `json:"question"`
 		Answers  []struct {
@@ -28,17 +37,46 @@ type evalSet struct {
 	} `json:"questions"`
 }
 
-// evalTree returns the evaluation set and the files of its tree (the
-// module's top directory) under src/, where the test policy grants reads.
-func evalTree(t testing.TB) (evalSet, map[string]string) {
+// evalTree returns an evaluation set and the files of its tree under src/,
+// where the test policy grants reads: a Go module's top directory from the
+// module cache, or the named packages of this machine's Python standard
+// library.
+func evalTree(t testing.TB, file string) (evalSet, map[string]string) {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "..", "retrieval", "testdata", "pflag_eval.json"))
+	raw, err := os.ReadFile(filepath.Join("..", "..", "retrieval", "testdata", file))
 	if err != nil {
 		t.Fatal(err)
 	}
 	var set evalSet
 	if err := json.Unmarshal(raw, &set); err != nil {
 		t.Fatal(err)
+	}
+	files := map[string]string{}
+	add := func(dir, prefix string) {
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			files["src/"+prefix+e.Name()] = string(data)
+		}
+	}
+	if set.Tree == "python-stdlib" {
+		out, err := exec.Command("python3", "-c", "import sysconfig;print(sysconfig.get_paths()['stdlib'])").Output()
+		if err != nil {
+			t.Fatalf("python3 is required for the Python evaluation set: %v", err)
+		}
+		for _, d := range set.Dirs {
+			add(filepath.Join(strings.TrimSpace(string(out)), d), d+"/")
+		}
+		return set, files
 	}
 	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
@@ -47,71 +85,61 @@ func evalTree(t testing.TB) (evalSet, map[string]string) {
 	root := filepath.Join(strings.TrimSpace(string(out)), set.Tree)
 	if _, err := os.Stat(root); err != nil {
 		// viper needs the module, so go.sum names it: download it.
-		if out, err := exec.Command("go", "mod", "download", strings.Replace(set.Tree, "github.com/", "github.com/", 1)).CombinedOutput(); err != nil {
+		if out, err := exec.Command("go", "mod", "download", set.Tree).CombinedOutput(); err != nil {
 			t.Fatalf("the evaluation tree is not in the module cache and cannot be downloaded: %v\n%s", err, out)
 		}
 	}
-	files := map[string]string{}
-	entries, err := os.ReadDir(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		if e.IsDir() {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join(root, e.Name()))
-		if err != nil {
-			t.Fatal(err)
-		}
-		files["src/"+e.Name()] = string(data)
-	}
+	add(root, "")
 	return set, files
 }
 
-// TestPackEvalRecall asks pack_context each question of the evaluation
+// TestPackEvalRecall asks pack_context each question of each evaluation
 // set at the default 8,000-token budget and counts the answers whose
 // definition line lies in a packed item. Every answer must exist in the
 // tree (so the set is checked against the code), every pack must keep to
-// its budget, and the recall must reach evalRecallFloor.
+// its budget, and the recall must reach the set's floor.
 func TestPackEvalRecall(t *testing.T) {
-	set, files := evalTree(t)
-	e := newEnv(t, nil, nil, files)
-	found, total := 0, 0
-	for _, q := range set.Questions {
-		out, _ := mustCall(t, e, alice, "pack_context", map[string]any{"query": q.Question})
-		if used := num(out["tokens_used"]); used > 8000 {
-			t.Fatalf("%q: %d tokens of 8000", q.Question, used)
-		}
-		for _, a := range q.Answers {
-			total++
-			line := 0
-			for _, s := range codeintel.GoSymbols([]byte(files["src/"+a.Path])) {
-				if s.Name == a.Name && s.Parent == a.Parent {
-					line = s.StartLine
+	for _, es := range evalSets {
+		t.Run(es.file, func(t *testing.T) {
+			set, files := evalTree(t, es.file)
+			e := newEnv(t, nil, nil, files)
+			found, total := 0, 0
+			for _, q := range set.Questions {
+				out, _ := mustCall(t, e, alice, "pack_context", map[string]any{"query": q.Question})
+				if used := num(out["tokens_used"]); used > 8000 {
+					t.Fatalf("%q: %d tokens of 8000", q.Question, used)
+				}
+				for _, a := range q.Answers {
+					total++
+					line := 0
+					for _, s := range codeintel.NativeSymbols(a.Path, []byte(files["src/"+a.Path])) {
+						if s.Name == a.Name && s.Parent == a.Parent {
+							line = s.StartLine
+						}
+					}
+					if line == 0 {
+						t.Fatalf("the evaluation set names %s.%s in %s, which does not define it", a.Parent, a.Name, a.Path)
+					}
+					rank := 0
+					for i, it := range out["items"].([]any) {
+						m := it.(map[string]any)
+						if m["identifier"] == "src/"+a.Path && num(m["start_line"]) <= line && line <= num(m["end_line"]) {
+							rank = i + 1
+							break
+						}
+					}
+					if rank > 0 {
+						found++
+					}
+					t.Logf("%-100s %s.%s: item %d of %d", fmt.Sprintf("%q", q.Question), a.Parent, a.Name, rank, len(out["items"].([]any)))
 				}
 			}
-			if line == 0 {
-				t.Fatalf("the evaluation set names %s.%s in %s, which does not define it", a.Parent, a.Name, a.Path)
+			recall := float64(found) / float64(total)
+			t.Logf("recall at 8,000 tokens: %d of %d answers (%.2f)", found, total, recall)
+			if recall < es.floor {
+				t.Fatalf("recall %.2f is below the floor %.2f", recall, es.floor)
 			}
-			rank := 0
-			for i, it := range out["items"].([]any) {
-				m := it.(map[string]any)
-				if m["identifier"] == "src/"+a.Path && num(m["start_line"]) <= line && line <= num(m["end_line"]) {
-					rank = i + 1
-					break
-				}
-			}
-			if rank > 0 {
-				found++
-			}
-			t.Logf("%-100s %s.%s: item %d of %d", fmt.Sprintf("%q", q.Question), a.Parent, a.Name, rank, len(out["items"].([]any)))
-		}
-	}
-	recall := float64(found) / float64(total)
-	t.Logf("recall at 8,000 tokens: %d of %d answers (%.2f)", found, total, recall)
-	if recall < evalRecallFloor {
-		t.Fatalf("recall %.2f is below the floor %.2f", recall, evalRecallFloor)
+		})
 	}
 }
 
