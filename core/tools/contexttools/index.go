@@ -14,8 +14,9 @@ import (
 
 // indexDeadline bounds the reading and parsing one call does to bring the
 // index up to date. What was analyzed stays cached, so a cold index of a
-// large tree finishes over a few calls, each saying how far it got.
-const indexDeadline = 5 * time.Second
+// large tree finishes over a few calls, each saying how far it got. (A
+// variable only so that a test can shorten it.)
+var indexDeadline = 5 * time.Second
 
 // indexWorkers is how many files are read and analyzed at once.
 var indexWorkers = min(runtime.GOMAXPROCS(0), 4)

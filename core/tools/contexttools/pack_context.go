@@ -264,6 +264,13 @@ func (p packer) rank(ctx context.Context, who ports.Principal, k *pack, query st
 			k.out.Truncated = append(k.out.Truncated, kind+":files")
 			notes = append(notes, fmt.Sprintf("The %s listing stopped at %d files (%s); files past them in path order were not ranked.", what, capValue, capVar))
 		}
+		if run.unreadable > 0 {
+			sizeVar := "ARROWHEAD_DOC_MAX_BYTES"
+			if kind == ports.PinRepoFile {
+				sizeVar = "ARROWHEAD_REPO_MAX_FILE_BYTES"
+			}
+			notes = append(notes, fmt.Sprintf("%d listed %s files were passed over: not text, gone, or larger than %s.", run.unreadable, what, sizeVar))
+		}
 		if run.deadline {
 			k.out.Truncated = append(k.out.Truncated, kind+":deadline")
 			notes = append(notes, fmt.Sprintf("The %s index ran out of time (%s) after analyzing %d new files; %d of %d listed files are indexed. Ask again to continue: what was analyzed is kept.",

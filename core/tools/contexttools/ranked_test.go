@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arrowhead-go/arrowhead/core/codeintel"
+	"github.com/arrowhead-go/arrowhead/core/tools/contexttools"
 )
 
 // The evaluation sets (core/retrieval/testdata) and the least share of
@@ -233,5 +235,39 @@ func TestPackSaysWhereTheIndexStopped(t *testing.T) {
 	}
 	if !strings.Contains(text, "The repository listing stopped at 3 files (ARROWHEAD_REPO_SEARCH_MAX_FILES)") {
 		t.Fatalf("the text does not say where the index stopped:\n%s", text)
+	}
+}
+
+// An index that runs out of time says so, ranks what it has, and the
+// next call carries on from what was analyzed.
+func TestPackIndexDeadline(t *testing.T) {
+	repo := map[string]string{}
+	for i := range 40 {
+		repo[fmt.Sprintf("src/f%02d.go", i)] = "package src\n\n// Refund issues refunds.\nfunc Refund() {}\n"
+	}
+	e := newEnv(t, nil, nil, repo)
+	restore := contexttools.SetIndexDeadline(time.Nanosecond)
+	out, text := mustCall(t, e, alice, "pack_context", map[string]any{"query": "refunds"})
+	restore()
+	if tr := fmt.Sprint(out["truncated"]); !strings.Contains(tr, "repo_file:deadline") || !strings.Contains(text, "The repository index ran out of time") ||
+		!strings.Contains(text, "Ask again to continue") {
+		t.Fatalf("truncated %s:\n%s", tr, text)
+	}
+	first := out["index"].(map[string]any)
+	out, text = mustCall(t, e, alice, "pack_context", map[string]any{"query": "refunds"})
+	idx := out["index"].(map[string]any)
+	if num(idx["files"]) != 40 || num(idx["reused"]) != num(first["analyzed"]) || strings.Contains(text, "ran out of time") {
+		t.Fatalf("after the deadline %v, then %v:\n%s", first, idx, text)
+	}
+}
+
+// A file the store refuses to read (over the size cap) is passed over,
+// and the text says so with the variable that raises the cap.
+func TestPackSaysWhatItPassedOver(t *testing.T) {
+	repo := map[string]string{"src/big.go": "package src\n\n// Refund issues refunds.\n" + strings.Repeat("// padding\n", 200), "src/small.go": "package src\n\n// Refund issues refunds.\nfunc Refund() {}\n"}
+	e := newEnv(t, map[string]string{"ARROWHEAD_REPO_MAX_FILE_BYTES": "1000"}, nil, repo)
+	_, text := mustCall(t, e, alice, "pack_context", map[string]any{"query": "refunds"})
+	if !strings.Contains(text, "1 listed repository files were passed over: not text, gone, or larger than ARROWHEAD_REPO_MAX_FILE_BYTES.") {
+		t.Fatalf("the text does not say what was passed over:\n%s", text)
 	}
 }
