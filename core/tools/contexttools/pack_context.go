@@ -538,7 +538,7 @@ func (p packer) summarize(k *pack, runs []retrievalRun, notes []string, budgetCu
 	if k.cutAt != "" {
 		k.text.WriteString(k.cutAt + "\n")
 	}
-	if budgetCut {
+	if budgetCut && (k.out.Unpacked > 0 || k.cutAt != "") {
 		fmt.Fprintf(&k.text, "Stopped early: the %d-token budget ran out with %d of %d ranked units not packed. Raise token_budget (at most ARROWHEAD_PACK_MAX_TOKENS, %d) or ask a narrower question.\n",
 			k.out.TokenBudget, k.out.Unpacked, k.out.Candidates, p.settings.PackMaxTokens)
 	}

@@ -111,6 +111,7 @@ func BenchmarkSymbolMap500(b *testing.B) {
 				e := newEnv(b, tr.root, map[string]string{"ARROWHEAD_SYMBOL_MAP_MAX_FILES": "500", "ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS": "1000000",
 					"ARROWHEAD_REPO_MAX_FILE_BYTES": "100000000", "ARROWHEAD_REPO_ALLOWED_EXTENSIONS": tr.ext}, nil, nil)
 				b.ResetTimer()
+				before := cpuNow()
 				for range b.N {
 					res := e.ok(b, "symbol_map", map[string]any{"format": format})
 					if n := res.Structured["files_scanned"].(int); n != 500 {
@@ -119,6 +120,7 @@ func BenchmarkSymbolMap500(b *testing.B) {
 					b.ReportMetric(float64(len(res.Structured["symbols"].([]any))), "symbols")
 					b.ReportMetric(float64(len(res.Text)), "text-bytes")
 				}
+				b.ReportMetric(float64((cpuNow()-before).Milliseconds())/float64(b.N), "ms-cpu/op")
 			})
 		}
 	}
