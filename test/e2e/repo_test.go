@@ -57,10 +57,20 @@ func TestRepoToolsOverStdio(t *testing.T) {
 					t.Fatalf("code_read(%q): %s", p, got)
 				}
 			}
-			r = call(t, c, "symbol_map", map[string]any{})
+			r = call(t, c, "symbol_map", map[string]any{"format": "lines"})
 			if got := text(r); r.IsError || !strings.Contains(got, "src/app.py:4-5: method App.run") || !strings.Contains(got, "lib/lib.go:5-5: function Hello") {
 				t.Fatalf("symbol_map: %s", got)
 			}
+			// The compact default names each path once; filters ask for less.
+			compact := call(t, c, "symbol_map", map[string]any{"kinds": []any{"class", "method"}, "include_tests": false})
+			if got := text(compact); compact.IsError || !strings.Contains(got, "\nsrc/app.py\n3 class App\n  4 meth run\n") || strings.Contains(got, "Hello") {
+				t.Fatalf("compact, filtered symbol_map: %s", got)
+			}
+			cut := call(t, c, "symbol_map", map[string]any{"path_prefix": "", "kinds": []any{"function", "class", "method"}})
+			if got := text(cut); cut.IsError || strings.Contains(got, "Stopped early") {
+				t.Fatalf("an uncut map says it stopped: %s", got)
+			}
+			r = call(t, c, "symbol_map", map[string]any{})
 			// Other languages go to Universal Ctags when it is on PATH
 			// (CI installs it), else to the line heuristic.
 			want := "line-heuristic"
@@ -70,7 +80,7 @@ func TestRepoToolsOverStdio(t *testing.T) {
 				t.Fatal("universal-ctags is not installed")
 			}
 			sc, _ := r.StructuredContent.(map[string]any)
-			if ex, _ := sc["extractor"].([]any); !slices.Contains(ex, any(want)) || !strings.Contains(text(r), "web/app.js:1-") {
+			if ex, _ := sc["extractor"].([]any); !slices.Contains(ex, any(want)) || !strings.Contains(text(r), "\nweb/app.js\n1 ") {
 				t.Fatalf("symbol_map extractors %v, want %s: %s", sc["extractor"], want, text(r))
 			}
 			r = call(t, c, "dependency_graph", map[string]any{})

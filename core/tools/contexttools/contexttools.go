@@ -17,6 +17,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/retrieval"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -58,7 +59,8 @@ var Family = core.Family[Ports]{
 	Bind: func(s *settings.Settings, p Ports) core.Components {
 		r := &resolver{settings: s, corpus: p.Corpus, repo: p.Repo, authorizer: p.Authorizer}
 		w := workingSets{sets: p.Sets, resolver: r}
-		pk := packer{settings: s, sets: p.Sets, resolver: r, scanner: p.Scanner, tokenizer: p.Tokenizer, vectors: vectorsOf(s, p)}
+		pk := packer{settings: s, sets: p.Sets, resolver: r, scanner: p.Scanner, tokenizer: p.Tokenizer, vectors: vectorsOf(s, p),
+			index: retrieval.NewCache()}
 		return core.Components{Tools: []catalog.ToolSpec{
 			packContext(s).Bind(pk.pack), workingsetGet(s).Bind(w.get), workingsetUpdate(s).Bind(w.update),
 		}}

@@ -51,13 +51,35 @@ type env struct {
 
 func newEnv(t testing.TB, vars map[string]string, docs, repo map[string]string) env {
 	t.Helper()
-	return buildEnv(t, vars, docs, repo, false)
+	return buildEnv(t, vars, docs, repo, noVectors)
 }
+
+// What vector retrieval a test environment has.
+type vectorMode int
+
+const (
+	noVectors vectorMode = iota
+	// deterministicVectors: the embedded index with the deterministic,
+	// non-semantic embedder, as a server has by default.
+	deterministicVectors
+	// semanticVectors: the same, with the embedder standing in for a
+	// semantic one (semanticStandIn), to exercise how vector hits join
+	// the ranking.
+	semanticVectors
+)
+
+// semanticStandIn is the deterministic embedder claiming to be semantic.
+// Its vectors still only reflect shared words and trigrams, which is all
+// the tests of the merge need; no test here relies on meaning.
+type semanticStandIn struct{ ports.Embedder }
+
+func (semanticStandIn) Semantic() bool { return true }
 
 // buildEnv is the context family over a real corpus, repository and
 // tokenizer; with vectors, also the embedded vector index, the
-// deterministic embedder and the data family's doc_index that fills it.
-func buildEnv(t testing.TB, vars map[string]string, docs, repo map[string]string, vectors bool) env {
+// deterministic embedder (or its semantic stand-in) and the data family's
+// doc_index that fills it.
+func buildEnv(t testing.TB, vars map[string]string, docs, repo map[string]string, vectors vectorMode) env {
 	t.Helper()
 	docsDir, repoDir := t.TempDir(), t.TempDir()
 	coretest.WriteFiles(t, docsDir, docs)
@@ -90,13 +112,16 @@ func buildEnv(t testing.TB, vars map[string]string, docs, repo map[string]string
 		Scanner: security.NewScanner([]byte("0123456789abcdef0123456789abcdef")), Tokenizer: tok}
 	families := []core.Member{}
 	e := env{docs: docsDir, repo: repoDir, sets: sets}
-	if vectors {
+	if vectors != noVectors {
 		idx, err := inmem.OpenVectorIndex(t.Context(), inmem.VectorIndexConfigFromSettings(*s))
 		if err != nil {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = idx.Close() })
 		e.index, e.embedder = idx, embed.NewDeterministic(s.EmbeddingDimensions)
+		if vectors == semanticVectors {
+			e.embedder = semanticStandIn{e.embedder}
+		}
 		cp.Embedder, cp.Vectors = e.embedder, idx
 		families = append(families, data.Family.With(data.Ports{Authorizer: pol, Vetter: sqlguard.New(sqlguard.Config{}),
 			Embedder: e.embedder, Documents: corpus, Vectors: idx, Writer: idx}))
@@ -310,7 +335,7 @@ func TestPackPinnedThenRetrieved(t *testing.T) {
 	}
 	want := []string{
 		"pinned:repo_file:src/refund.go:1-4", "pinned:doc:public/other.md:1-1",
-		"retrieved:doc:public/leaky.txt:1-1", "retrieved:doc:public/refunds.md:1-4",
+		"retrieved:doc:public/refunds.md:1-4", "retrieved:doc:public/leaky.txt:1-1",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("items:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))

@@ -9,9 +9,11 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
+	"github.com/arrowhead-go/arrowhead/core/retrieval"
 	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
@@ -19,20 +21,24 @@ import (
 )
 
 type packInput struct {
-	Query       string `json:"query" description:"What the context is for; searched literally (case-insensitively) in the corpus and the repository." maxLength:"$query"`
+	Query       string `json:"query" description:"What the context is for: a question in plain English, or identifiers. Code and documents are ranked for it (terms, the definitions it names, and the reference graph), not matched literally." maxLength:"$query"`
 	WorkingSet  string `json:"working_set,omitempty" description:"A working set of yours whose pins go first." pattern:"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$" maxLength:"64"`
 	TokenBudget int    `json:"token_budget,omitempty" description:"Token budget; capped at ARROWHEAD_PACK_MAX_TOKENS, which is also the default." minimum:"1"`
 }
 
 type packedItem struct {
-	Kind       string `json:"kind" description:"doc or repo_file." enum:"doc,repo_file"`
-	Identifier string `json:"identifier" description:"Relative path of the source."`
-	SHA256     string `json:"sha256" description:"SHA-256 of the source bytes of the packed line range."`
-	StartLine  int    `json:"start_line" description:"First packed line (1-based)." minimum:"1" maximum:"2147483648"`
-	EndLine    int    `json:"end_line" description:"Last packed line (inclusive)." minimum:"1" maximum:"2147483648"`
-	Tokens     int    `json:"tokens" description:"Tokens of the item's frame." minimum:"0" maximum:"2147483648"`
-	Reason     string `json:"reason" description:"Why it is in the pack." enum:"pinned,retrieved"`
-	Retrieval  string `json:"retrieval,omitempty" description:"For a retrieved item, the method that found it: literal (a match of the query) or vector (a chunk of your vector index near the query)." enum:"literal,vector"`
+	Kind        string   `json:"kind" description:"doc or repo_file." enum:"doc,repo_file"`
+	Identifier  string   `json:"identifier" description:"Relative path of the source."`
+	SHA256      string   `json:"sha256" description:"SHA-256 of the source bytes of the packed line range."`
+	StartLine   int      `json:"start_line" description:"First packed line (1-based)." minimum:"1" maximum:"2147483648"`
+	EndLine     int      `json:"end_line" description:"Last packed line (inclusive)." minimum:"1" maximum:"2147483648"`
+	Tokens      int      `json:"tokens" description:"Tokens of the item's header line and frame." minimum:"0" maximum:"2147483648"`
+	Reason      string   `json:"reason" description:"Why it is in the pack." enum:"pinned,retrieved"`
+	Retrieval   string   `json:"retrieval,omitempty" description:"For a retrieved item, the retriever that weighed most in its rank: lexical (its terms), symbols (a definition the query names), graph (defined by what the matching code uses) or vector (a chunk of your vector index near the query)." enum:"lexical,symbols,graph,vector"`
+	Retrievers  []string `json:"retrievers,omitempty" description:"For a retrieved item, every retriever that contributed to its rank."`
+	Unit        string   `json:"unit,omitempty" description:"What the item is: a definition's kind and name (function Parse, method FlagSet.Parse, class App), section, block or text."`
+	Cut         bool     `json:"cut,omitempty" description:"True when only the first lines of the unit fitted the remaining budget: end_line is where it was cut, full_end_line where it ends."`
+	FullEndLine int      `json:"full_end_line,omitempty" description:"For a cut item, the unit's last line." minimum:"0" maximum:"2147483648"`
 }
 
 type droppedItem struct {
@@ -41,29 +47,40 @@ type droppedItem struct {
 	StartLine  int    `json:"start_line,omitempty" description:"First line of the dropped range, when it was read." minimum:"0" maximum:"2147483648"`
 	EndLine    int    `json:"end_line,omitempty" description:"Last line of the dropped range, when it was read." minimum:"0" maximum:"2147483648"`
 	SHA256     string `json:"sha256,omitempty" description:"SHA-256 of the source bytes of the dropped range, when it was read."`
-	Reason     string `json:"reason" description:"denied: no longer authorized; not_found: gone; unreadable: too large, not regular or not text; over_budget: would exceed the token budget, so it was left out whole rather than cut." enum:"denied,not_found,unreadable,over_budget"`
+	Reason     string `json:"reason" description:"denied: no longer authorized; not_found: gone; unreadable: too large, not regular or not text; over_budget: a pin that would exceed the token budget, left out whole rather than cut." enum:"denied,not_found,unreadable,over_budget"`
 	Tokens     int    `json:"tokens,omitempty" description:"Tokens the item would have taken (over_budget only)." minimum:"0" maximum:"2147483648"`
 	Pinned     bool   `json:"pinned" description:"True for a working set pin, false for a retrieved snippet."`
-	Retrieval  string `json:"retrieval,omitempty" description:"For a retrieved snippet, the method that found it." enum:"literal,vector"`
 }
 
-// retrievalRun says whether one retrieval method ran.
+// retrievalRun says whether one retriever ran.
 type retrievalRun struct {
-	Method     string `json:"method" description:"literal: case-insensitive matches of the query in the corpus and the repository; vector: the chunks of your vector index (filled by doc_index) nearest the query." enum:"literal,vector"`
-	Status     string `json:"status" description:"ran; not_configured: no embedder or vector index on this server; denied: you may not query the collection; budget_spent: the budget was used up before it; failed: the embedder or the vector store failed." enum:"ran,not_configured,denied,budget_spent,failed"`
+	Method     string `json:"method" description:"lexical: BM25 over code-aware terms (identifiers split at camelCase and snake_case, stop words dropped); symbols: definitions a query word or phrase names, packed whole; graph: a PageRank over the reference graph personalized on the matching files (files defining what they use rank higher); vector: the chunks of your vector index (filled by doc_index) nearest the query." enum:"lexical,symbols,graph,vector"`
+	Status     string `json:"status" description:"ran; not_configured: no embedder or vector index on this server; not_semantic: the embedder's similarity does not reflect meaning (the deterministic one), so vector retrieval stays out of the ranking; denied: you may not query the collection; budget_spent: the budget was used up before it; failed: the embedder or the vector store failed." enum:"ran,not_configured,not_semantic,denied,budget_spent,failed"`
 	Collection string `json:"collection,omitempty" description:"The collection vector retrieval searches."`
-	Semantic   bool   `json:"semantic" description:"Whether similarity reflects meaning: false for literal retrieval and for the deterministic, non-semantic embedder."`
-	Packed     int    `json:"packed" description:"Items this method added to the pack." minimum:"0" maximum:"2147483648"`
+	Semantic   bool   `json:"semantic" description:"Whether similarity reflects meaning: true only for vector retrieval with a semantic embedder."`
+	Packed     int    `json:"packed" description:"Packed items this retriever contributed to." minimum:"0" maximum:"2147483648"`
+}
+
+// indexSummary is what bringing the retrieval index up to date did.
+type indexSummary struct {
+	Files      int `json:"files" description:"Files in the index this call ranked over (the ones you may search)." minimum:"0" maximum:"2147483648"`
+	Chunks     int `json:"chunks" description:"Definitions, sections and blocks they were cut into." minimum:"0" maximum:"2147483648"`
+	Reused     int `json:"reused" description:"File analyses reused from the cache (unchanged size and modification time)." minimum:"0" maximum:"2147483648"`
+	Analyzed   int `json:"analyzed" description:"Files read and analyzed by this call." minimum:"0" maximum:"2147483648"`
+	Unreadable int `json:"unreadable" description:"Listed files passed over: not text, over the size cap, or gone." minimum:"0" maximum:"2147483648"`
 }
 
 type packOutput struct {
 	Items       []packedItem   `json:"items" description:"The packed items, in pack order: the reproducible manifest of the bundle."`
-	Dropped     []droppedItem  `json:"dropped" description:"Items left out, and why."`
+	Dropped     []droppedItem  `json:"dropped" description:"Pins left out, and why."`
 	TokensUsed  int            `json:"tokens_used" description:"Sum of the packed items' tokens." minimum:"0" maximum:"2147483648"`
 	TokenBudget int            `json:"token_budget" description:"The budget applied (after the server's cap)." minimum:"1" maximum:"2147483648"`
 	Tokenizer   string         `json:"tokenizer" description:"The BPE vocabulary tokens were counted with."`
-	Retrieval   []retrievalRun `json:"retrieval" description:"Each retrieval method, in the order it ran after the pins, and whether it ran."`
-	Truncated   []string       `json:"truncated" description:"What cut the pack short: budget (an item was left out because it would exceed the token budget; see dropped), and kind:bound for the search bounds that cut literal retrieval short (doc:results, repo_file:files, ...)."`
+	Retrieval   []retrievalRun `json:"retrieval" description:"Each retriever and whether it ran."`
+	Index       indexSummary   `json:"index" description:"The retrieval index over the corpus and the repository."`
+	Candidates  int            `json:"candidates" description:"Ranked units considered for the pack." minimum:"0" maximum:"2147483648"`
+	Unpacked    int            `json:"unpacked" description:"Ranked units left out because the budget ran out." minimum:"0" maximum:"2147483648"`
+	Truncated   []string       `json:"truncated" description:"What cut the pack short: budget (a unit was cut or left out, or a pin did not fit), and kind:bound for the bounds that cut the index short (repo_file:files: the listing stopped at its cap; kind:deadline: the index's time limit passed, so some files were not analyzed yet)."`
 	Untrusted   bool           `json:"untrusted" description:"Always true: every item is framed as untrusted data."`
 }
 
@@ -74,15 +91,24 @@ func packContext(s *settings.Settings) catalog.Tool[packInput, packOutput] {
 		Family:      catalog.FamilyContext,
 		Scope:       "context:read",
 		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_PACK_CONTEXT_PER_MINUTE", Default: 10},
-		Description: "Assemble a token-budgeted context bundle for a query: a working set's pinned items first, then retrieved snippets, each secret-scanned, provenance-stamped, and framed as untrusted data. Example: pack_context(query=\"how are refunds issued?\", working_set=\"refunds\")",
+		Description: "Assemble a token-budgeted context bundle for a question: a working set's pinned items first, then the code definitions and document sections that answer it, ranked (lexical terms, definitions the question names, the reference graph, and vector similarity when a semantic embedder is configured), each whole or cut to the remaining budget, with its line range, secret-scanned, provenance-stamped and framed as untrusted data. Example: pack_context(query=\"how are refunds issued?\", working_set=\"refunds\")",
 		Annotations: catalog.Annotations{Title: "Pack context", ReadOnly: true, Idempotent: true},
 		Bounds:      catalog.Bounds{"query": s.SearchQueryMaxLength},
 	})
 }
 
-// snippetContextLines is how many lines a retrieved snippet keeps on each
-// side of its hit.
-const snippetContextLines = 3
+// Ranking bounds.
+const (
+	// rankLimit is how many ranked units a pack considers; the budget
+	// ends it long before at the default.
+	rankLimit = 200
+	// minCutLines is the fewest lines of a unit worth packing when it has
+	// to be cut; a shorter remainder ends the pack instead.
+	minCutLines = 3
+	// weightVector is a vector hit's weight beside the other retrievers'
+	// (see retrieval's weights), decreasing with its rank.
+	weightVector = 0.8
+)
 
 // Why an item is in the pack.
 const (
@@ -90,8 +116,7 @@ const (
 	reasonRetrieved = "retrieved"
 )
 
-// truncatedBudget is the truncation flag of an item left out because it
-// would exceed the token budget.
+// truncatedBudget is the truncation flag of a pack the budget cut short.
 const truncatedBudget = "budget"
 
 // packer is pack_context.
@@ -102,6 +127,7 @@ type packer struct {
 	scanner   *security.Scanner
 	tokenizer ports.Tokenizer
 	vectors   vectorRetriever
+	index     *retrieval.Cache
 }
 
 // pack holds one call's progress.
@@ -113,6 +139,19 @@ type pack struct {
 	sanitized map[ports.WorkingSetItem]string   // a document's sanitized text, for vector hits
 	spans     map[ports.WorkingSetItem][][2]int // packed line ranges per source
 	pinned    map[ports.WorkingSetItem]bool     // whole sources already in
+	cutAt     string                            // the text note for a cut item
+}
+
+// candidate is one ranked unit to pack.
+type candidate struct {
+	key        ports.WorkingSetItem
+	start, end int
+	unit       string
+	score      float64
+	primary    string
+	retrievers []string
+	// vector hits carry the chunk they were found by, placed on lines when packed.
+	vectorChunk string
 }
 
 func (p packer) pack(ctx context.Context, call catalog.Call, in packInput) (*catalog.Reply[packOutput], error) {
@@ -120,12 +159,13 @@ func (p packer) pack(ctx context.Context, call catalog.Call, in packInput) (*cat
 	if in.TokenBudget > 0 && in.TokenBudget < budget {
 		budget = in.TokenBudget
 	}
-	m, err := search.NewMatcher(in.Query, false, search.MatcherOptions{CaseInsensitive: true, MaxQueryChars: p.settings.SearchQueryMaxLength})
-	if err != nil {
+	// The query's rules (one line, UTF-8, length) are the search tools'.
+	if _, err := search.NewMatcher(in.Query, false, search.MatcherOptions{CaseInsensitive: true, MaxQueryChars: p.settings.SearchQueryMaxLength}); err != nil {
 		return nil, catalog.Invalid("%s", catalog.Sentence(err.Error()))
 	}
 	k := &pack{
-		out:       packOutput{Items: []packedItem{}, Dropped: []droppedItem{}, TokenBudget: budget, Tokenizer: p.tokenizer.Name(), Truncated: []string{}, Untrusted: true},
+		out: packOutput{Items: []packedItem{}, Dropped: []droppedItem{}, TokenBudget: budget, Tokenizer: p.tokenizer.Name(),
+			Truncated: []string{}, Untrusted: true},
 		left:      budget,
 		files:     map[ports.WorkingSetItem][]byte{},
 		sanitized: map[ports.WorkingSetItem]string{},
@@ -147,19 +187,29 @@ func (p packer) pack(ctx context.Context, call catalog.Call, in packInput) (*cat
 			}
 		}
 	}
-	literal := retrievalRun{Method: retrievalLiteral, Status: statusBudgetSpent}
-	for _, kind := range []string{ports.PinDoc, ports.PinRepoFile} {
-		if k.left <= 0 {
-			break
+	runs := []retrievalRun{{Method: retrievalLexical}, {Method: retrievalSymbols}, {Method: retrievalGraph}, p.vectors.describe()}
+	var (
+		cands []candidate
+		notes []string
+	)
+	if k.left <= 0 {
+		for i := range runs[:3] {
+			runs[i].Status = statusBudgetSpent
 		}
-		literal.Status = statusRan
-		if err := p.retrieve(ctx, call.Principal, k, kind, m); err != nil {
+	} else {
+		var err error
+		if cands, notes, err = p.rank(ctx, call.Principal, k, in.Query); err != nil {
 			return nil, err
 		}
+		for i := range runs[:3] {
+			runs[i].Status = statusRan
+		}
 	}
-	vector := p.vectors.describe()
+	vector := &runs[3]
 	switch {
 	case vector.Status == statusNotConfigured:
+	case !vector.Semantic:
+		vector.Status = statusNotSemantic
 	case k.left <= 0:
 		vector.Status = statusBudgetSpent
 	default:
@@ -168,30 +218,333 @@ func (p packer) pack(ctx context.Context, call catalog.Call, in packInput) (*cat
 			return nil, err
 		}
 		vector.Status = status
-		if err := p.packVectorHits(ctx, call.Principal, k, hits); err != nil {
-			return nil, err
-		}
+		cands = mergeVector(cands, hits)
+	}
+	k.out.Candidates = len(cands)
+	if err := p.packCandidates(ctx, call.Principal, k, cands); err != nil {
+		return nil, err
 	}
 	for _, it := range k.out.Items {
-		switch it.Retrieval {
-		case retrievalLiteral:
-			literal.Packed++
-		case retrievalVector:
-			vector.Packed++
+		for i := range runs {
+			if slices.Contains(it.Retrievers, runs[i].Method) {
+				runs[i].Packed++
+			}
 		}
 	}
-	k.out.Retrieval = []retrievalRun{literal, vector}
-	if slices.ContainsFunc(k.out.Dropped, func(d droppedItem) bool { return d.Reason == dropBudget }) {
+	k.out.Retrieval = runs
+	budgetCut := k.out.Unpacked > 0 || k.cutAt != "" || slices.ContainsFunc(k.out.Dropped, func(d droppedItem) bool { return d.Reason == dropBudget })
+	if budgetCut {
 		k.out.Truncated = append([]string{truncatedBudget}, k.out.Truncated...)
 	}
+	p.summarize(k, runs, notes, budgetCut)
+	return catalog.Answer(k.out, k.text.String()), nil
+}
+
+// rank brings the index up to date for the caller and ranks its units for
+// the query. notes are the sentences saying where the index stopped short.
+func (p packer) rank(ctx context.Context, who ports.Principal, k *pack, query string) ([]candidate, []string, error) {
+	var (
+		entries []*retrieval.Entry
+		notes   []string
+	)
+	for _, kind := range []string{ports.PinDoc, ports.PinRepoFile} {
+		run, err := p.indexKind(ctx, who, kind)
+		if err != nil {
+			return nil, nil, err
+		}
+		entries = append(entries, run.entries...)
+		k.out.Index.Reused += run.reused
+		k.out.Index.Analyzed += run.built
+		k.out.Index.Unreadable += run.unreadable
+		what, capVar, capValue := "corpus", "ARROWHEAD_SEARCH_MAX_FILES", p.settings.SearchMaxFiles
+		if kind == ports.PinRepoFile {
+			what, capVar, capValue = "repository", "ARROWHEAD_REPO_SEARCH_MAX_FILES", p.settings.RepoSearchMaxFiles
+		}
+		if run.listCut {
+			k.out.Truncated = append(k.out.Truncated, kind+":files")
+			notes = append(notes, fmt.Sprintf("The %s listing stopped at %d files (%s); files past them in path order were not ranked.", what, capValue, capVar))
+		}
+		if run.unreadable > 0 {
+			sizeVar := "ARROWHEAD_DOC_MAX_BYTES"
+			if kind == ports.PinRepoFile {
+				sizeVar = "ARROWHEAD_REPO_MAX_FILE_BYTES"
+			}
+			notes = append(notes, fmt.Sprintf("%d listed %s files were passed over: not text, gone, or larger than %s.", run.unreadable, what, sizeVar))
+		}
+		if run.deadline {
+			k.out.Truncated = append(k.out.Truncated, kind+":deadline")
+			notes = append(notes, fmt.Sprintf("The %s index ran out of time (%s) after analyzing %d new files; %d of %d listed files are indexed. Ask again to continue: what was analyzed is kept.",
+				what, indexDeadline, run.built, len(run.entries), run.listed))
+		}
+	}
+	corpus := p.index.Corpus(entries)
+	k.out.Index.Files = corpus.Files()
+	for _, e := range entries {
+		k.out.Index.Chunks += len(e.Chunks)
+	}
+	hits := corpus.Rank(query, rankLimit)
+	cands := make([]candidate, 0, len(hits))
+	for _, h := range hits {
+		c := candidate{key: ports.WorkingSetItem{Kind: h.Entry.Kind, Identifier: h.Entry.Path}, start: h.Chunk.Start, end: h.Chunk.End,
+			unit: unitName(h.Chunk), score: h.Score}
+		best := 0.0
+		for _, part := range []struct {
+			method string
+			v      float64
+		}{{retrievalLexical, h.Lexical * retrieval.WeightLexical}, {retrievalSymbols, h.Symbol * retrieval.WeightSymbol}, {retrievalGraph, h.Graph * retrieval.WeightGraph}} {
+			if part.v <= 0 {
+				continue
+			}
+			c.retrievers = append(c.retrievers, part.method)
+			if part.v > best {
+				best, c.primary = part.v, part.method
+			}
+		}
+		cands = append(cands, c)
+	}
+	return cands, notes, nil
+}
+
+// unitName says what a chunk is: "method FlagSet.Parse", "section". It
+// stands outside the untrusted frame, so it carries only the chunk's kind
+// and a definition's name as identifier characters (a parser's names are
+// identifiers already; a heading's text is not, so a section is unnamed).
+func unitName(c retrieval.Chunk) string {
+	if c.DefLine == 0 {
+		return c.Kind
+	}
+	name := c.Name
+	if c.Parent != "" {
+		name = c.Parent + "." + name
+	}
+	name = identifierOnly(name)
+	if name == "" {
+		return identifierOnly(c.Kind)
+	}
+	return identifierOnly(c.Kind) + " " + name
+}
+
+// maxUnitNameBytes bounds a unit name in an item's header.
+const maxUnitNameBytes = 120
+
+// identifierOnly keeps the letters, digits, '_', '$' and '.' of s, at most
+// maxUnitNameBytes of them.
+func identifierOnly(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if b.Len() >= maxUnitNameBytes {
+			break
+		}
+		if r == '_' || r == '$' || r == '.' || unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// mergeVector adds vector hits to the ranked candidates, best first, each
+// weighing weightVector down to nothing by its rank; a hit's lines are
+// found when it is packed.
+func mergeVector(cands []candidate, hits []ports.VectorHit) []candidate {
+	for i, h := range hits {
+		score := weightVector * float64(len(hits)-i) / float64(len(hits))
+		cands = append(cands, candidate{key: ports.WorkingSetItem{Kind: ports.PinDoc, Identifier: h.Source}, score: score,
+			primary: retrievalVector, retrievers: []string{retrievalVector}, vectorChunk: h.Content, unit: retrieval.KindText})
+	}
+	slices.SortStableFunc(cands, func(a, b candidate) int {
+		switch {
+		case a.score > b.score:
+			return -1
+		case a.score < b.score:
+			return 1
+		}
+		return 0
+	})
+	return cands
+}
+
+// packCandidates packs the ranked units best first: each re-read under the
+// read grant (the index only proposed it), skipped when its source is
+// pinned whole or its lines overlap what is packed (a vector hit over a
+// unit already in marks that unit rather than packing it twice), and cut
+// to the remaining budget when it does not fit whole. The pack ends when
+// the budget cannot take even a cut unit.
+func (p packer) packCandidates(ctx context.Context, who ports.Principal, k *pack, cands []candidate) error {
+	for i, c := range cands {
+		if k.left <= 0 {
+			k.out.Unpacked = len(cands) - i
+			return nil
+		}
+		if k.pinned[c.key] {
+			continue
+		}
+		data, ok, err := p.source(ctx, who, k, c.key)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			continue
+		}
+		lines := splitLines(data)
+		if c.vectorChunk != "" {
+			text, seen := k.sanitized[c.key]
+			if !seen {
+				text, _ = sanitizedDocument(p.settings, c.key.Identifier, data)
+				k.sanitized[c.key] = text
+			}
+			start, end, found := chunkLines(text, c.vectorChunk, len(lines))
+			if !found {
+				continue // the document changed since doc_index ran
+			}
+			c.start, c.end = start, end
+			if at := k.itemOverlapping(c.key, start, end); at >= 0 {
+				it := &k.out.Items[at]
+				if !slices.Contains(it.Retrievers, retrievalVector) {
+					it.Retrievers = append(it.Retrievers, retrievalVector)
+				}
+				continue
+			}
+		}
+		if c.end > len(lines) || overlaps(k.spans[c.key], c.start, c.end) {
+			continue // changed since it was indexed, or already in
+		}
+		packed, stop := p.addCut(k, c, lines)
+		if stop {
+			k.out.Unpacked = len(cands) - i
+			if packed {
+				k.out.Unpacked--
+			}
+			return nil
+		}
+	}
+	return nil
+}
+
+// itemOverlapping returns the index of a packed item of key overlapping
+// lines [start, end], or -1.
+func (k *pack) itemOverlapping(key ports.WorkingSetItem, start, end int) int {
+	for i, it := range k.out.Items {
+		if it.Kind == key.Kind && it.Identifier == content.SanitizeString(key.Identifier) && start <= it.EndLine && it.StartLine <= end {
+			return i
+		}
+	}
+	return -1
+}
+
+// addCut packs a candidate whole when it fits what is left of the budget,
+// else its longest head that fits (at least minCutLines lines), and then
+// says the pack is full (stop).
+func (p packer) addCut(k *pack, c candidate, lines [][]byte) (packed, stop bool) {
+	frame := func(end int) (framed string, tokens int, ok bool) {
+		return p.frameItem(k, c, lines, end)
+	}
+	text, tokens, ok := frame(c.end)
+	if !ok {
+		return false, false
+	}
+	if tokens <= k.left {
+		p.commit(k, c, lines, c.end, text, tokens, false)
+		return true, false
+	}
+	// The longest head that fits ends in [lo, hi]. Each framing draws a
+	// fresh marker, whose token count varies a little, so the framing
+	// that was measured to fit is the one packed.
+	lo, hi := c.start+minCutLines-1, c.end-1
+	if lo > hi {
+		return false, true
+	}
+	best, bestTokens := "", 0
+	if text, t, _ := frame(lo); t <= k.left {
+		best, bestTokens = text, t
+	} else {
+		return false, true
+	}
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if text, t, _ := frame(mid); t <= k.left {
+			lo, best, bestTokens = mid, text, t
+		} else {
+			hi = mid - 1
+		}
+	}
+	p.commit(k, c, lines, lo, best, bestTokens, true)
+	k.cutAt = fmt.Sprintf("Item %d was cut at line %d of its lines %d-%d to fit the budget.", len(k.out.Items), lo, c.start, c.end)
+	return true, true
+}
+
+// frameItem renders lines [c.start, end] as an item: its header line and
+// its redacted, framed text, and counts its tokens.
+func (p packer) frameItem(k *pack, c candidate, lines [][]byte, end int) (string, int, bool) {
+	raw := bytes.Join(lines[c.start-1:end], nil)
+	text, err := content.SanitizeText(raw)
+	if err != nil {
+		return "", 0, false
+	}
+	redacted, _ := p.scanner.Redact(text)
+	framed := content.Frame(redacted, content.NewSource(c.key.Kind, c.key.Identifier, "text", raw))
+	var h strings.Builder
+	// The header stands outside the frame: it names the item by number
+	// and lines (the frame's source line names the file) and the unit by
+	// identifier characters only.
+	fmt.Fprintf(&h, "[%d] lines %d-%d", len(k.out.Items)+1, c.start, end)
+	if end < c.end {
+		fmt.Fprintf(&h, " (cut; the unit runs to line %d)", c.end)
+	}
+	if c.unit != "" {
+		h.WriteString(": " + c.unit)
+	}
+	if len(c.retrievers) > 0 {
+		h.WriteString(" [found by " + strings.Join(c.retrievers, ", ") + "]")
+	}
+	h.WriteString("\n")
+	h.WriteString(framed.Text)
+	h.WriteString("\n")
+	return h.String(), p.tokenizer.Count(h.String()), true
+}
+
+// commit records a framed item in the pack.
+func (p packer) commit(k *pack, c candidate, lines [][]byte, end int, text string, tokens int, cut bool) {
+	sum := sha256.Sum256(bytes.Join(lines[c.start-1:end], nil))
+	it := packedItem{Kind: c.key.Kind, Identifier: content.SanitizeString(c.key.Identifier), SHA256: hex.EncodeToString(sum[:]),
+		StartLine: c.start, EndLine: end, Tokens: tokens, Reason: reasonRetrieved, Retrieval: c.primary,
+		Retrievers: slices.Clone(c.retrievers), Unit: c.unit}
+	if cut {
+		it.Cut, it.FullEndLine = true, c.end
+	}
+	k.out.Items = append(k.out.Items, it)
+	k.spans[c.key] = append(k.spans[c.key], [2]int{c.start, end})
+	k.left -= tokens
+	k.out.TokensUsed += tokens
+	k.text.WriteString(text)
+}
+
+// summarize ends the text answer: what was packed, which retrievers ran,
+// and, whenever the pack or its index stopped early, where and how to
+// narrow or raise it.
+func (p packer) summarize(k *pack, runs []retrievalRun, notes []string, budgetCut bool) {
 	if len(k.out.Items) == 0 {
 		k.text.WriteString("Nothing was packed.\n")
 	}
-	if n := len(k.out.Dropped); n > 0 {
-		fmt.Fprintf(&k.text, "%d items were left out (see dropped in the structured result).\n", n)
+	fmt.Fprintf(&k.text, "Packed %d items, %d of %d tokens (%s), ranked over %d indexed files (%d units).\n",
+		len(k.out.Items), k.out.TokensUsed, k.out.TokenBudget, k.out.Tokenizer, k.out.Index.Files, k.out.Index.Chunks)
+	parts := make([]string, len(runs))
+	for i, r := range runs {
+		parts[i] = fmt.Sprintf("%s %s (%d packed)", r.Method, r.Status, r.Packed)
 	}
-	fmt.Fprintf(&k.text, "Retrieval: literal %s (%d packed), vector %s (%d packed).\n", literal.Status, literal.Packed, vector.Status, vector.Packed)
-	return catalog.Answer(k.out, k.text.String()), nil
+	fmt.Fprintf(&k.text, "Retrieval: %s.\n", strings.Join(parts, ", "))
+	if n := len(k.out.Dropped); n > 0 {
+		fmt.Fprintf(&k.text, "%d pinned items were left out (see dropped in the structured result).\n", n)
+	}
+	if k.cutAt != "" {
+		k.text.WriteString(k.cutAt + "\n")
+	}
+	if budgetCut && (k.out.Unpacked > 0 || k.cutAt != "") {
+		fmt.Fprintf(&k.text, "Stopped early: the %d-token budget ran out with %d of %d ranked units not packed. Raise token_budget (at most ARROWHEAD_PACK_MAX_TOKENS, %d) or ask a narrower question.\n",
+			k.out.TokenBudget, k.out.Unpacked, k.out.Candidates, p.settings.PackMaxTokens)
+	}
+	for _, n := range notes {
+		k.text.WriteString(n + "\n")
+	}
 }
 
 // addPinned re-authorizes and packs one pin whole, or records why not. A
@@ -214,7 +567,7 @@ func (p packer) addPinned(ctx context.Context, who ports.Principal, k *pack, key
 	if len(lines) == 0 {
 		lines = [][]byte{nil}
 	}
-	if p.add(k, key, lines, 1, len(lines), reasonPinned, "") {
+	if p.addPinnedRange(k, key, lines, 1, len(lines)) {
 		k.pinned[key] = true
 	}
 	return nil
@@ -245,149 +598,28 @@ func (p packer) source(ctx context.Context, who ports.Principal, k *pack, key po
 	return data, true, nil
 }
 
-// retrieve runs the shared search runner over one store and packs a window
-// around each hit, skipping sources already packed whole and windows that
-// overlap one already packed.
-func (p packer) retrieve(ctx context.Context, who ports.Principal, k *pack, kind string, m *search.Matcher) error {
-	s := p.settings
-	var (
-		reader   search.Reader
-		list     func(context.Context, string, int) ([]ports.FileInfo, bool, error)
-		maxFiles = s.SearchMaxFiles
-		maxBytes = int64(s.DocMaxBytes)
-	)
-	if kind == ports.PinDoc {
-		reader, list = p.resolver.corpus, p.resolver.corpus.List
-	} else {
-		if p.resolver.repo == nil {
-			return nil
-		}
-		reader, list, maxFiles, maxBytes = p.resolver.repo, p.resolver.repo.List, s.RepoSearchMaxFiles, int64(s.RepoMaxFileBytes)
-	}
-	listed, listTruncated, err := list(ctx, "", maxFiles)
-	if err != nil {
-		return err
-	}
-	paths := make([]string, len(listed))
-	for i, f := range listed {
-		paths[i] = f.Path
-	}
-	allow := func(ctx context.Context, rel string) (bool, error) {
-		return p.resolver.allowed(ctx, who, ports.ActionSearch, kind, rel), nil
-	}
-	src := search.NewStoreSource(reader, paths, allow, search.StoreSourceOptions{MaxBytes: maxBytes})
-	defer src.Close()
-	res, err := search.Run(ctx, src, m, search.LimitsFromSettings(s, maxFiles))
-	if err != nil {
-		return err
-	}
-	noteTruncation(k, kind, res, listTruncated)
-	for _, hit := range res.Matches {
-		if k.left <= 0 {
-			return nil
-		}
-		key := ports.WorkingSetItem{Kind: kind, Identifier: hit.Path}
-		if k.pinned[key] {
-			continue
-		}
-		data, ok, err := p.source(ctx, who, k, key)
-		if err != nil {
-			return err
-		}
-		lines := splitLines(data)
-		if !ok || hit.Line > len(lines) {
-			continue // unreadable now, or changed since the search read it
-		}
-		start, end := max(1, hit.Line-snippetContextLines), min(len(lines), hit.Line+snippetContextLines)
-		if overlaps(k.spans[key], start, end) {
-			continue
-		}
-		p.add(k, key, lines, start, end, reasonRetrieved, retrievalLiteral)
-	}
-	return nil
-}
-
-// packVectorHits packs the document lines holding each vector hit, best
-// first, under the same rules as a literal hit: re-read under the read
-// grant, skipped when its source is packed whole or its lines overlap what
-// is packed, redacted and framed. A hit whose chunk the document no
-// longer holds (it changed since doc_index ran) is passed over.
-func (p packer) packVectorHits(ctx context.Context, who ports.Principal, k *pack, hits []ports.VectorHit) error {
-	for _, hit := range hits {
-		if k.left <= 0 {
-			return nil
-		}
-		key := ports.WorkingSetItem{Kind: ports.PinDoc, Identifier: hit.Source}
-		if k.pinned[key] {
-			continue
-		}
-		data, ok, err := p.source(ctx, who, k, key)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			continue
-		}
-		text, seen := k.sanitized[key]
-		if !seen {
-			text, _ = sanitizedDocument(p.settings, key.Identifier, data)
-			k.sanitized[key] = text
-		}
-		lines := splitLines(data)
-		start, end, found := chunkLines(text, hit.Content, len(lines))
-		if !found || overlaps(k.spans[key], start, end) {
-			continue
-		}
-		p.add(k, key, lines, start, end, reasonRetrieved, retrievalVector)
-	}
-	return nil
-}
-
-// add frames lines [start, end] of a source, redacted, and packs it when
-// its tokens fit what is left of the budget; otherwise the item is left
+// addPinnedRange frames lines [start, end] of a pin, redacted, and packs
+// it when it fits what is left of the budget; otherwise the pin is left
 // out whole and recorded as over_budget, with the digest and lines that
 // identify what was left out.
-func (p packer) add(k *pack, key ports.WorkingSetItem, lines [][]byte, start, end int, reason, method string) bool {
-	raw := bytes.Join(lines[start-1:end], nil)
-	sum := sha256.Sum256(raw)
-	digest := hex.EncodeToString(sum[:])
+func (p packer) addPinnedRange(k *pack, key ports.WorkingSetItem, lines [][]byte, start, end int) bool {
+	c := candidate{key: key, start: start, end: end, unit: reasonPinned}
+	text, tokens, ok := p.frameItem(k, c, lines, end)
+	sum := sha256.Sum256(bytes.Join(lines[start-1:end], nil))
 	dropped := droppedItem{Kind: key.Kind, Identifier: content.SanitizeString(key.Identifier),
-		StartLine: start, EndLine: end, SHA256: digest, Pinned: reason == reasonPinned, Retrieval: method}
-	text, err := content.SanitizeText(raw)
-	if err != nil {
+		StartLine: start, EndLine: end, SHA256: hex.EncodeToString(sum[:]), Pinned: true}
+	switch {
+	case !ok:
 		dropped.Reason = dropUnreadable
-		k.out.Dropped = append(k.out.Dropped, dropped)
-		return false
-	}
-	redacted, _ := p.scanner.Redact(text)
-	framed := content.Frame(redacted, content.NewSource(key.Kind, key.Identifier, "text", raw))
-	tokens := p.tokenizer.Count(framed.Text)
-	if tokens > k.left {
+	case tokens > k.left:
 		dropped.Reason, dropped.Tokens = dropBudget, tokens
-		k.out.Dropped = append(k.out.Dropped, dropped)
-		return false
+	default:
+		p.commit(k, c, lines, end, text, tokens, false)
+		k.out.Items[len(k.out.Items)-1].Reason = reasonPinned
+		return true
 	}
-	k.out.Items = append(k.out.Items, packedItem{Kind: key.Kind, Identifier: framed.Source.Identifier, SHA256: digest,
-		StartLine: start, EndLine: end, Tokens: tokens, Reason: reason, Retrieval: method})
-	k.spans[key] = append(k.spans[key], [2]int{start, end})
-	k.left -= tokens
-	k.out.TokensUsed += tokens
-	k.text.WriteString(framed.Text)
-	k.text.WriteString("\n")
-	return true
-}
-
-// noteTruncation records which search bounds cut retrieval short.
-func noteTruncation(k *pack, kind string, res search.Result, listTruncated bool) {
-	flag := func(cond bool, what string) {
-		if cond {
-			k.out.Truncated = append(k.out.Truncated, kind+":"+what)
-		}
-	}
-	flag(res.ResultsTruncated, "results")
-	flag(res.FilesTruncated || listTruncated, "files")
-	flag(res.BytesTruncated, "bytes")
-	flag(res.DeadlineExceeded, "deadline")
+	k.out.Dropped = append(k.out.Dropped, dropped)
+	return false
 }
 
 // splitLines splits data after each newline, keeping the newlines, so

@@ -15,13 +15,16 @@ import (
 // before they run out.
 const packVectorK = 10
 
-// What the manifest says about each retrieval method.
+// What the manifest says about each retriever.
 const (
-	retrievalLiteral = "literal"
+	retrievalLexical = "lexical"
+	retrievalSymbols = "symbols"
+	retrievalGraph   = "graph"
 	retrievalVector  = "vector"
 
 	statusRan           = "ran"
 	statusNotConfigured = "not_configured"
+	statusNotSemantic   = "not_semantic"
 	statusDenied        = "denied"
 	statusBudgetSpent   = "budget_spent"
 	statusFailed        = "failed"

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -18,9 +19,10 @@ var aliceIndexing = ports.NewPrincipal("alice", "vector:write")
 // its document it is.
 var vectorVars = map[string]string{"ARROWHEAD_VECTOR_INDEX_CHUNK_MAX_CHARS": "200", "ARROWHEAD_VECTOR_INDEX_CHUNK_OVERLAP": "20"}
 
-// vectorQuery shares words with one paragraph of the handbook but is not
-// a literal substring of any file, so only vector retrieval finds it.
-const vectorQuery = "money back window"
+// vectorQuery shares character trigrams with one paragraph of the
+// handbook ("money", "window") but no term, so the lexical ranker finds
+// nothing and only vector retrieval does.
+const vectorQuery = "windowsill moneybox"
 
 func vectorDocs() map[string]string {
 	var hb strings.Builder
@@ -71,7 +73,7 @@ func retrievalOf(t *testing.T, out map[string]any, method string) map[string]any
 func vectorItems(out map[string]any) []map[string]any {
 	var got []map[string]any
 	for _, it := range out["items"].([]any) {
-		if m := it.(map[string]any); m["retrieval"] == "vector" {
+		if m := it.(map[string]any); slices.Contains(asList(m["retrievers"]), any("vector")) {
 			got = append(got, m)
 		}
 	}
@@ -79,17 +81,17 @@ func vectorItems(out map[string]any) []map[string]any {
 }
 
 func TestPackVectorRetrieval(t *testing.T) {
-	e := buildEnv(t, vectorVars, vectorDocs(), fixtureRepo, true)
+	e := buildEnv(t, vectorVars, vectorDocs(), fixtureRepo, semanticVectors)
 	idx, _ := mustCall(t, e, aliceIndexing, "doc_index", map[string]any{"collection": "doc_chunks"})
 	if num(idx["documents_indexed"]) != 3 { // private/ is not readable, so not indexed
 		t.Fatalf("doc_index: %v", idx)
 	}
 	out, text := mustCall(t, e, alice, "pack_context", map[string]any{"query": vectorQuery})
-	if lit := retrievalOf(t, out, "literal"); lit["status"] != "ran" || num(lit["packed"]) != 0 {
-		t.Fatalf("literal retrieval: %v", lit)
+	if lex := retrievalOf(t, out, "lexical"); lex["status"] != "ran" || num(lex["packed"]) != 0 {
+		t.Fatalf("lexical retrieval: %v", lex)
 	}
 	vec := retrievalOf(t, out, "vector")
-	if vec["status"] != "ran" || vec["collection"] != "doc_chunks" || vec["semantic"] != false {
+	if vec["status"] != "ran" || vec["collection"] != "doc_chunks" || vec["semantic"] != true {
 		t.Fatalf("vector retrieval: %v", vec)
 	}
 	items := vectorItems(out)
@@ -144,7 +146,7 @@ func TestPackVectorRetrieval(t *testing.T) {
 // nothing), and passed over when the document changed since it was
 // indexed; a caller without the collection grant gets no vector retrieval.
 func TestPackVectorRules(t *testing.T) {
-	e := buildEnv(t, vectorVars, vectorDocs(), fixtureRepo, true)
+	e := buildEnv(t, vectorVars, vectorDocs(), fixtureRepo, semanticVectors)
 	mustCall(t, e, aliceIndexing, "doc_index", map[string]any{"collection": "doc_chunks"})
 
 	// A pinned document is packed once, as the pin.
@@ -155,7 +157,8 @@ func TestPackVectorRules(t *testing.T) {
 			t.Fatalf("a pinned document came back from vector retrieval: %v", it)
 		}
 	}
-	// A literal hit's window is not packed again by a vector hit over it.
+	// A lexical hit's unit is not packed again by a vector hit over it:
+	// the vector retriever is added to the unit's retrievers instead.
 	out, _ = mustCall(t, e, alice, "pack_context", map[string]any{"query": "money back"})
 	spans := map[string][][2]int{}
 	for _, raw := range out["items"].([]any) {
@@ -221,7 +224,27 @@ func TestPackWithoutVectorIndex(t *testing.T) {
 	if vec := retrievalOf(t, out, "vector"); vec["status"] != "not_configured" || num(vec["packed"]) != 0 {
 		t.Fatalf("vector retrieval without an index: %v", vec)
 	}
-	if lit := retrievalOf(t, out, "literal"); lit["status"] != "ran" || num(lit["packed"]) == 0 {
-		t.Fatalf("literal retrieval: %v", lit)
+	if lex := retrievalOf(t, out, "lexical"); lex["status"] != "ran" || num(lex["packed"]) == 0 {
+		t.Fatalf("lexical retrieval: %v", lex)
 	}
+}
+
+// With the deterministic embedder, whose similarity is not meaning,
+// vector retrieval stays out of the ranking and the result says why.
+func TestPackVectorNotSemantic(t *testing.T) {
+	e := buildEnv(t, vectorVars, vectorDocs(), fixtureRepo, deterministicVectors)
+	mustCall(t, e, aliceIndexing, "doc_index", map[string]any{"collection": "doc_chunks"})
+	out, text := mustCall(t, e, alice, "pack_context", map[string]any{"query": vectorQuery})
+	if vec := retrievalOf(t, out, "vector"); vec["status"] != "not_semantic" || vec["semantic"] != false || len(vectorItems(out)) != 0 {
+		t.Fatalf("vector retrieval with a non-semantic embedder: %v", vec)
+	}
+	if !strings.Contains(text, "vector not_semantic (0 packed)") {
+		t.Fatalf("the text does not say vector retrieval stayed out:\n%s", text)
+	}
+}
+
+// asList is a JSON array from structured output; nil for an absent one.
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
 }

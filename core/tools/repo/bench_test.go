@@ -96,8 +96,9 @@ func BenchmarkCodeSearchVsGrep(b *testing.B) {
 // BenchmarkSymbolMap500 maps 500 files per iteration through the whole
 // tool call: the first 500 Go files of $GOROOT/src (go/parser), and the
 // first 500 modules of this machine's Python standard library (the
-// tokenizer-aware parser), when python3 is installed. The budget is under
-// a second each.
+// tokenizer-aware parser), when python3 is installed, in each text form.
+// The budget is under a second each; the compact text must stay at most
+// half the size of the one-line-per-symbol text (text-bytes).
 //
 //	go test -run '^$' -bench SymbolMap500 ./core/tools/repo
 func BenchmarkSymbolMap500(b *testing.B) {
@@ -106,18 +107,23 @@ func BenchmarkSymbolMap500(b *testing.B) {
 		trees["python"] = struct{ root, ext string }{strings.TrimSpace(string(out)), ".py"}
 	}
 	for name, tr := range trees {
-		b.Run(name, func(b *testing.B) {
-			e := newEnv(b, tr.root, map[string]string{"ARROWHEAD_SYMBOL_MAP_MAX_FILES": "500", "ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS": "1000000",
-				"ARROWHEAD_REPO_MAX_FILE_BYTES": "100000000", "ARROWHEAD_REPO_ALLOWED_EXTENSIONS": tr.ext}, nil, nil)
-			b.ResetTimer()
-			for range b.N {
-				res := e.ok(b, "symbol_map", map[string]any{})
-				if n := res.Structured["files_scanned"].(int); n != 500 {
-					b.Fatalf("scanned %d files", n)
+		for _, format := range []string{"lines", "compact"} {
+			b.Run(name+"/"+format, func(b *testing.B) {
+				e := newEnv(b, tr.root, map[string]string{"ARROWHEAD_SYMBOL_MAP_MAX_FILES": "500", "ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS": "1000000",
+					"ARROWHEAD_REPO_MAX_FILE_BYTES": "100000000", "ARROWHEAD_REPO_ALLOWED_EXTENSIONS": tr.ext}, nil, nil)
+				b.ResetTimer()
+				before := cpuNow()
+				for range b.N {
+					res := e.ok(b, "symbol_map", map[string]any{"format": format})
+					if n := res.Structured["files_scanned"].(int); n != 500 {
+						b.Fatalf("scanned %d files", n)
+					}
+					b.ReportMetric(float64(len(res.Structured["symbols"].([]any))), "symbols")
+					b.ReportMetric(float64(len(res.Text)), "text-bytes")
 				}
-				b.ReportMetric(float64(len(res.Structured["symbols"].([]any))), "symbols")
-			}
-		})
+				b.ReportMetric(float64((cpuNow()-before).Milliseconds())/float64(b.N), "ms-cpu/op")
+			})
+		}
 	}
 }
 
