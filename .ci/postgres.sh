@@ -16,7 +16,8 @@
 #
 # What it creates, in database arrowhead_test:
 #   postgres       superuser (ARROWHEAD_TEST_POSTGRES_DSN), for fixtures
-#   arrowhead_ro   LOGIN, default_transaction_read_only = on, CONNECT on the
+#   arrowhead_ro   LOGIN, default_transaction_read_only = on, SET on
+#                  temp_file_limit (sql_query bounds its temporary files), CONNECT on the
 #                  database, USAGE + SELECT on schema "fixture" only, including
 #                  tables the superuser creates there later
 #                  (ARROWHEAD_TEST_POSTGRES_RO_DSN)
@@ -198,6 +199,7 @@ END
 \$\$;
 ALTER ROLE $RO_ROLE WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS NOINHERIT PASSWORD :'ro_pw';
 ALTER ROLE $RO_ROLE SET default_transaction_read_only = on;
+GRANT SET ON PARAMETER temp_file_limit TO $RO_ROLE;
 SQL
 	psql_su "$port" "$DB" >/dev/null <<SQL
 REVOKE ALL ON DATABASE $DB FROM PUBLIC;

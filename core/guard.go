@@ -60,7 +60,7 @@ func (a *App) guard(ctx context.Context, p ports.Principal, adm admission, fn fu
 		TraceID:   span.TraceID(),
 		Cause:     internalCause(err),
 	})
-	a.metrics.RecordCall(ctx, adm.kind, adm.name, status, elapsed)
+	a.metrics.RecordCall(ctx, adm.kind, adm.name, status, refusal, elapsed)
 	span.End(status, refusal)
 	return err
 }

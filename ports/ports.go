@@ -178,9 +178,37 @@ type Tracer interface {
 	Start(ctx context.Context, kind ComponentKind, name string, carrier TraceCarrier) (context.Context, Span)
 }
 
-// Metrics records call counts and durations by component and status.
+// Metrics records call counts and durations by component and status, and
+// refusals by kind (the guard stage that refused, or the tool's own).
 type Metrics interface {
-	RecordCall(ctx context.Context, kind ComponentKind, name, status string, elapsed time.Duration)
+	RecordCall(ctx context.Context, kind ComponentKind, name, status, refusal string, elapsed time.Duration)
+}
+
+// CallMeta describes the protocol request a guarded call answers, for
+// telemetry: the MCP adapter sets it, a library caller need not. Values
+// are the protocol's, never a caller's argument, except ResourceURI.
+type CallMeta struct {
+	// ProtocolVersion is the MCP protocol version of the request.
+	ProtocolVersion string
+	// RequestID is the JSON-RPC request id, as text.
+	RequestID string
+	// SessionID is the MCP session id, when the transport has one.
+	SessionID string
+	// ResourceURI is the URI a resources/read asked for.
+	ResourceURI string
+}
+
+type callMetaKey struct{}
+
+// WithCallMeta returns ctx carrying m.
+func WithCallMeta(ctx context.Context, m *CallMeta) context.Context {
+	return context.WithValue(ctx, callMetaKey{}, m)
+}
+
+// CallMetaFrom returns the CallMeta in ctx, or nil.
+func CallMetaFrom(ctx context.Context) *CallMeta {
+	m, _ := ctx.Value(callMetaKey{}).(*CallMeta)
+	return m
 }
 
 // Clock tells the time; tests substitute a fake.

@@ -54,6 +54,12 @@ type SQLLimits struct {
 	// Timeout is the server-side statement timeout and the in-process
 	// deadline.
 	Timeout time.Duration
+	// TempFileBytes bounds the temporary files the statement may write
+	// (PostgreSQL's temp_file_limit) and WorkMemBytes the memory each sort
+	// or hash may use before it spills to them (work_mem). Zero takes the
+	// runner's default; negative leaves the role's own setting in force.
+	TempFileBytes int64
+	WorkMemBytes  int64
 }
 
 // SQLResult is a bounded result set with JSON-ready values: string, bool,
@@ -84,6 +90,7 @@ const (
 	SQLTimeout     SQLErrorKind = "timeout"     // statement timeout or deadline
 	SQLRejected    SQLErrorKind = "rejected"    // the database refused it (permission, read-only)
 	SQLInvalid     SQLErrorKind = "invalid"     // the database found it invalid (unknown column, type)
+	SQLTempFiles   SQLErrorKind = "temp_files"  // the statement needed more temporary file space than TempFileBytes
 	SQLFailed      SQLErrorKind = "failed"      // anything else
 )
 

@@ -2,7 +2,9 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
@@ -18,6 +20,57 @@ const (
 	// maxTraceFieldBytes bounds a trace-context value taken from a caller.
 	maxTraceFieldBytes = 512
 )
+
+// requestIDKey is the _meta field the telemetry hooks put the JSON-RPC
+// request id in. A caller's own value under it is overwritten before the
+// handler runs.
+const requestIDKey = "io.arrowhead/jsonrpc-request-id"
+
+// maxRequestIDBytes bounds a request id recorded in telemetry.
+const maxRequestIDBytes = 128
+
+// stampRequestID records the JSON-RPC request id in *meta.
+func stampRequestID(meta **mcp.Meta, id any) {
+	var text string
+	switch v := id.(type) {
+	case string:
+		text = v
+	case float64:
+		text = strconv.FormatFloat(v, 'f', -1, 64)
+	case json.Number:
+		text = string(v)
+	case int64:
+		text = strconv.FormatInt(v, 10)
+	case int:
+		text = strconv.Itoa(v)
+	}
+	if len(text) > maxRequestIDBytes {
+		text = ""
+	}
+	if *meta == nil {
+		*meta = &mcp.Meta{}
+	}
+	if (*meta).AdditionalFields == nil {
+		(*meta).AdditionalFields = map[string]any{}
+	}
+	(*meta).AdditionalFields[requestIDKey] = text
+}
+
+// withCallMeta returns ctx carrying the call's protocol details for the
+// telemetry adapter, when Options.Telemetry is on.
+func (s *Server) withCallMeta(ctx context.Context, meta *mcp.Meta, uri string) context.Context {
+	if !s.opts.Telemetry {
+		return ctx
+	}
+	m := &ports.CallMeta{ProtocolVersion: server.RequestProtocolVersion(ctx), ResourceURI: uri}
+	if meta != nil {
+		m.RequestID, _ = meta.AdditionalFields[requestIDKey].(string)
+	}
+	if sess := server.ClientSessionFromContext(ctx); sess != nil {
+		m.SessionID = sess.SessionID()
+	}
+	return ports.WithCallMeta(ctx, m)
+}
 
 type headerKey struct{}
 

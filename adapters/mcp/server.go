@@ -47,6 +47,11 @@ type Options struct {
 	// against the tool's output schema with mcp-go's JSON Schema validator
 	// (the conformance tests turn it on).
 	ValidateOutput bool
+	// Telemetry hands each call's protocol details (ports.CallMeta: the
+	// protocol version, JSON-RPC request id, session id, resource URI) to
+	// the tracer and metrics. Off, nothing is collected for them, which
+	// saves the work on every call when no exporter is set.
+	Telemetry bool
 }
 
 // Server wraps an mcp-go server whose every component runs through app.
@@ -71,6 +76,19 @@ func New(app *core.App, opts Options) *Server {
 	hooks.AddAfterListPrompts(s.filterPrompts)
 	hooks.AddAfterListResources(s.filterResources)
 	hooks.AddAfterListResourceTemplates(s.filterTemplates)
+	if opts.Telemetry {
+		// The handlers do not see the JSON-RPC request id; these hooks,
+		// which do, hand it on in the request's _meta.
+		hooks.AddBeforeCallTool(func(_ context.Context, id any, req *mcp.CallToolRequest) {
+			stampRequestID(&req.Params.Meta, id)
+		})
+		hooks.AddBeforeReadResource(func(_ context.Context, id any, req *mcp.ReadResourceRequest) {
+			stampRequestID(&req.Params.Meta, id)
+		})
+		hooks.AddBeforeGetPrompt(func(_ context.Context, id any, req *mcp.GetPromptRequest) {
+			stampRequestID(&req.Params.Meta, id)
+		})
+	}
 
 	listTTL := opts.ToolListTTL.Milliseconds()
 	readTTL := opts.ResourceReadTTL.Milliseconds()
@@ -188,6 +206,7 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 	if fn := progressReporter(ctx, s.mcp, req.Params.Meta); fn != nil {
 		opts = append(opts, core.WithProgress(fn))
 	}
+	ctx = s.withCallMeta(ctx, req.Params.Meta, "")
 	res, err := s.app.Call(ctx, p, name, json.RawMessage(args), opts...)
 	if err != nil {
 		return toolError(err), nil
@@ -241,6 +260,7 @@ func toolError(err error) *mcp.CallToolResult {
 
 func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	p := s.opts.Principal(ctx)
+	ctx = s.withCallMeta(ctx, req.Params.Meta, req.Params.URI)
 	contents, err := s.app.ReadResource(ctx, p, req.Params.URI,
 		core.WithTraceContext(carrier(req.Params.Meta, req.Header, ctx)))
 	if err != nil {
@@ -259,6 +279,7 @@ func (s *Server) getPrompt(ctx context.Context, req mcp.GetPromptRequest) (*mcp.
 	if name == unknownPrompt {
 		name = ""
 	}
+	ctx = s.withCallMeta(ctx, req.Params.Meta, "")
 	r, err := s.app.GetPrompt(ctx, p, name, req.Params.Arguments,
 		core.WithTraceContext(carrier(req.Params.Meta, req.Header, ctx)))
 	if err != nil {
@@ -307,6 +328,7 @@ func (c completer) CompleteResourceArgument(ctx context.Context, uri string, arg
 // switch, scope): a completion never reveals why it is empty.
 func (c completer) complete(ctx context.Context, ref core.CompletionRef, arg mcp.CompleteArgument, cc mcp.CompleteContext) (*mcp.Completion, error) {
 	p := c.s.opts.Principal(ctx)
+	ctx = c.s.withCallMeta(ctx, nil, "")
 	got, err := c.s.app.Complete(ctx, p, ref, arg.Name, arg.Value, cc.Arguments)
 	if err != nil {
 		return &mcp.Completion{Values: []string{}}, nil

@@ -18,7 +18,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
@@ -34,6 +33,13 @@ const (
 	DefaultMaxColumns = 100
 	DefaultMaxBytes   = 1_000_000
 	DefaultTimeout    = 10 * time.Second
+	// DefaultTempFileBytes and DefaultWorkMemBytes are the seed's
+	// ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB and ARROWHEAD_SQL_WORK_MEM_MB: a sort
+	// or hash past 16 MB spills to temporary files, and those stop at 64 MB.
+	DefaultTempFileBytes = 64 << 20
+	DefaultWorkMemBytes  = 16 << 20
+	// minWorkMemKB is the smallest work_mem PostgreSQL accepts.
+	minWorkMemKB = 64
 
 	// MaxColumnNameBytes bounds a returned column name. PostgreSQL already
 	// truncates names to 63 bytes; this holds even for a server built with
@@ -69,16 +75,25 @@ var (
 	// ErrUnsupportedArgument is the cause of an invalid error for an
 	// argument that is not a string, number, boolean or null.
 	ErrUnsupportedArgument = errors.New("a parameter value must be a string, number, boolean or null")
+	// ErrSessionSettings is the cause of an unavailable error when the
+	// read-only transaction or its settings could not be set up, most
+	// often a role that may not set temp_file_limit: grant it with
+	// GRANT SET ON PARAMETER temp_file_limit TO the role (PostgreSQL 15
+	// and later), or set ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB=0 and give the
+	// role its own limit with ALTER ROLE ... SET temp_file_limit.
+	ErrSessionSettings = errors.New("the database refused the read-only transaction or its settings")
 )
 
 // SQLRunner is a ports.SQLRunner on a Pool, and a ports.HealthReporter
 // named "postgres".
 //
 // Every Query runs in its own read-only transaction that is always rolled
-// back, under SET LOCAL statement_timeout and an in-process deadline. The
-// vetted statement goes to the server only through the extended protocol,
-// whose Parse message holds exactly one statement, with every parameter
-// bound in a Bind message and never spliced into the text. Results come
+// back, under a transaction-local statement_timeout, temp_file_limit and
+// work_mem and an in-process deadline, all of it sent as one pipeline: one
+// round trip to the server. The vetted statement goes to the server only
+// through the extended protocol, whose Parse message holds exactly one
+// statement, with every parameter bound in a Bind message and never
+// spliced into the text, whatever the pool's default mode or the DSN say. Results come
 // back in PostgreSQL's text format and are mapped to JSON-ready values
 // under the row, column and byte bounds.
 //
@@ -111,23 +126,6 @@ func (r *SQLRunner) Health(ctx context.Context) ports.HealthState {
 	return r.pool.health(ctx, nil)
 }
 
-// queryOptions are passed ahead of the arguments on every Query, whatever
-// the pool's default mode or the DSN say.
-//
-// QueryExecModeDescribeExec: Parse+Describe of the unnamed statement, then
-// Bind+Execute. It is always the extended protocol, whatever the arguments
-// (QueryExecModeExec and the cached modes go to the simple protocol for
-// Exec calls without arguments, and QueryExecModeSimpleProtocol always
-// does), and PostgreSQL refuses a Parse holding more than one statement.
-// The server describes the parameter types, so each argument is sent as
-// text and parsed by the type the server inferred for its placeholder.
-// Nothing is cached: a caller's ad-hoc statement rarely repeats, and a
-// cached description goes stale when the schema changes.
-//
-// Text-format results for every column, so each value arrives as
-// PostgreSQL's own text for it.
-var queryOptions = []any{pgx.QueryExecModeDescribeExec, pgx.QueryResultFormats{pgx.TextFormatCode}}
-
 // Query implements ports.SQLRunner. q.SQL is sent as it is, so it must be a
 // vetted statement; args are bound to its placeholders in order and must be
 // strings, numbers (json.Number, floats, integers), booleans or nil.
@@ -159,57 +157,160 @@ func (r *SQLRunner) Query(ctx context.Context, q ports.VettedQuery, args []any, 
 	return res, nil
 }
 
-func (r *SQLRunner) run(ctx context.Context, sql string, args []any, lim ports.SQLLimits) (res ports.SQLResult, err error) {
-	// Always roll back, also on success: nothing the statement did in the
-	// transaction survives it, including a session-level SET or
-	// set_config(..., false), which PostgreSQL reverts with the
-	// transaction.
-	err = r.pool.inTx(ctx, pgx.ReadOnly, false, func(tx pgx.Tx) error {
-		// Our own constant text plus a number we formatted: it goes over
-		// the simple protocol (pgx's Exec without arguments), which is fine
-		// for it and saves a round trip per setting.
-		if _, err := tx.Exec(ctx, sessionSQL(lim.Timeout)); err != nil {
-			return err
+func (r *SQLRunner) run(ctx context.Context, sql string, args [][]byte, lim ports.SQLLimits) (ports.SQLResult, error) {
+	c, err := r.pool.acquire(ctx)
+	if err != nil {
+		return ports.SQLResult{}, err
+	}
+	// A connection left inside a transaction or mid-result (an error, a
+	// cancel) is destroyed on release, never reused.
+	defer c.Release()
+	return exchange(ctx, c.Conn().PgConn(), sql, args, lim)
+}
+
+// exchange runs the statement in one round trip: a single write carries
+//
+//	BEGIN READ ONLY; SELECT set_config(...) ...; the statement; Sync;
+//	ROLLBACK; Sync
+//
+// every message of it in the extended protocol, so the statement's Parse
+// holds exactly one statement, and its arguments travel only in its Bind.
+// The server answers them in order and stops at the first error until
+// the Sync: a BEGIN or a setting that fails means the statement never
+// runs. The ROLLBACK after the Sync runs whatever happened before it, so
+// nothing the statement did survives the call, not even a session-level
+// SET or set_config(..., false), which PostgreSQL reverts with the
+// transaction.
+//
+// PostgreSQL (13 and later) starts a fresh statement timeout at each
+// protocol message after an Execute completes, so the timeout set by the
+// settings' Execute governs the statement's Parse, Bind and Execute.
+func exchange(ctx context.Context, conn *pgconn.PgConn, sql string, args [][]byte, lim ports.SQLLimits) (res ports.SQLResult, err error) {
+	qctx, qcancel := context.WithCancel(ctx)
+	defer qcancel()
+	pl := conn.StartPipeline(qctx)
+	// All values in text, all results in text: nil format codes mean
+	// text for every one. No parameter types: the server infers each from
+	// its placeholder and parses the text as that type, exactly like a
+	// quoted literal in that position.
+	pl.SendQueryParams("BEGIN READ ONLY", nil, nil, nil, nil)
+	pl.SendQueryParams(sessionSQL(lim), nil, nil, nil, nil)
+	pl.SendQueryParams(sql, args, nil, nil, nil)
+	pl.SendPipelineSync()
+	pl.SendQueryParams("ROLLBACK", nil, nil, nil, nil)
+	pl.SendPipelineSync()
+	if err := pl.Flush(); err != nil {
+		_ = pl.Close()
+		return ports.SQLResult{}, err
+	}
+	// BEGIN and the settings: their results are discarded; an error stops
+	// here, and Close below reads the rest.
+	for range 2 {
+		if err = discard(pl); err != nil {
+			if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) {
+				// The server refused them: the operator's to fix.
+				err = errors.Join(ErrSessionSettings, err)
+			}
+			break
 		}
-		qctx, qcancel := context.WithCancel(ctx)
-		defer qcancel()
-		rows, err := tx.Query(qctx, sql, append(append(make([]any, 0, len(queryOptions)+len(args)), queryOptions...), args...)...)
-		if err != nil {
-			rows.Close()
-			return err
-		}
-		var early bool
-		res, early = collect(rows, lim)
-		if early {
-			// The rows past a bound are not wanted: drain them briefly to
-			// keep the connection, or cancel, which closes it.
-			t := time.AfterFunc(drainTimeout, qcancel)
-			rows.Close()
-			t.Stop()
-			return nil
-		}
-		rows.Close()
-		return rows.Err()
-	})
+	}
+	if err == nil {
+		res, err = readStatement(pl, lim, qcancel)
+	}
+	// Close reads what is left: the Sync, the ROLLBACK and its Sync. Its
+	// error matters only when nothing failed before: then the result was
+	// read whole (or cut by a bound), and a failed ROLLBACK or a
+	// connection closed by the drain leaves a connection that is not idle,
+	// which the pool destroys on release; the result stands.
+	_ = pl.Close()
 	if err != nil {
 		return ports.SQLResult{}, err
 	}
 	return res, nil
 }
 
-// sessionSQL pins, for this transaction only, the statement timeout and the
+// discard reads one query's result from pl and drops its rows.
+func discard(pl *pgconn.Pipeline) error {
+	out, err := pl.GetResults()
+	if err != nil {
+		return err
+	}
+	rr, ok := out.(*pgconn.ResultReader)
+	if !ok {
+		return errPipeline
+	}
+	_, err = rr.Close()
+	return err
+}
+
+// errPipeline reports a reply out of the order the requests were sent in.
+var errPipeline = errors.New("the database answered the pipeline out of order")
+
+// readStatement reads the vetted statement's result from pl under lim. When
+// a bound stops it early, the rows past it are discarded briefly to keep
+// the connection, or cancel closes it.
+func readStatement(pl *pgconn.Pipeline, lim ports.SQLLimits, cancel context.CancelFunc) (ports.SQLResult, error) {
+	out, err := pl.GetResults()
+	if err != nil {
+		return ports.SQLResult{}, err
+	}
+	rr, ok := out.(*pgconn.ResultReader)
+	if !ok {
+		return ports.SQLResult{}, errPipeline
+	}
+	res, early := collect(rr, lim)
+	if early {
+		t := time.AfterFunc(drainTimeout, cancel)
+		_, _ = rr.Close()
+		t.Stop()
+		return res, nil
+	}
+	if _, err := rr.Close(); err != nil {
+		return ports.SQLResult{}, err
+	}
+	return res, nil
+}
+
+// sessionSQL pins, for this transaction only, the statement timeout, the
+// space a statement may use on disk and for each sort or hash, and the
 // settings that shape the text the values arrive in, whatever the role or
-// database defaults are.
-func sessionSQL(timeout time.Duration) string {
-	ms := timeout.Milliseconds()
+// database defaults are. It is our own constant text plus numbers we
+// formatted; set_config(..., true) is SET LOCAL as one statement, which
+// the extended protocol requires.
+func sessionSQL(lim ports.SQLLimits) string {
+	ms := lim.Timeout.Milliseconds()
 	ms = max(ms, 1) // 0 would disable the timeout
 	ms = min(ms, maxStatementTimeoutMS)
-	return "SET LOCAL statement_timeout = " + strconv.FormatInt(ms, 10) +
-		"; SET LOCAL DateStyle = 'ISO, MDY'" +
-		"; SET LOCAL IntervalStyle = 'postgres'" +
-		"; SET LOCAL TimeZone = 'UTC'" +
-		"; SET LOCAL bytea_output = 'hex'" +
-		"; SET LOCAL extra_float_digits = 1"
+	var b strings.Builder
+	b.WriteString("SELECT set_config('statement_timeout', '")
+	b.WriteString(strconv.FormatInt(ms, 10))
+	b.WriteString("', true)")
+	if lim.TempFileBytes >= 0 {
+		b.WriteString(", set_config('temp_file_limit', '")
+		b.WriteString(strconv.FormatInt(kilobytes(lim.TempFileBytes, 0), 10))
+		b.WriteString("', true)")
+	}
+	if lim.WorkMemBytes >= 0 {
+		b.WriteString(", set_config('work_mem', '")
+		b.WriteString(strconv.FormatInt(kilobytes(lim.WorkMemBytes, minWorkMemKB), 10))
+		b.WriteString("', true)")
+	}
+	b.WriteString(", set_config('DateStyle', 'ISO, MDY', true)" +
+		", set_config('IntervalStyle', 'postgres', true)" +
+		", set_config('TimeZone', 'UTC', true)" +
+		", set_config('bytea_output', 'hex', true)" +
+		", set_config('extra_float_digits', '1', true)")
+	return b.String()
+}
+
+// kilobytes is n bytes in PostgreSQL's kB unit, rounded up, between floor
+// and the largest value an int4 setting holds.
+func kilobytes(n, floor int64) int64 {
+	kb := n / 1024
+	if n%1024 != 0 {
+		kb++
+	}
+	return min(max(kb, floor), maxStatementTimeoutMS)
 }
 
 func withDefaults(lim ports.SQLLimits) ports.SQLLimits {
@@ -229,58 +330,62 @@ func withDefaults(lim ports.SQLLimits) ports.SQLLimits {
 		lim.Timeout = DefaultTimeout
 	}
 	lim.Timeout = min(lim.Timeout, maxStatementTimeoutMS*time.Millisecond)
+	if lim.TempFileBytes == 0 {
+		lim.TempFileBytes = DefaultTempFileBytes
+	}
+	if lim.WorkMemBytes == 0 {
+		lim.WorkMemBytes = DefaultWorkMemBytes
+	}
 	return lim
 }
 
 // bindArgs turns the caller's values into text (or nil). Each is sent in
 // the Bind message as text and parsed by the server as the type it
 // inferred for its placeholder, exactly like a quoted literal in that
-// position: nothing in a value is ever read as SQL. No value can be one of
-// pgx's option types (QueryExecMode, QueryRewriter, ...), which pgx would
-// otherwise take from the front of the argument list.
-func bindArgs(args []any) ([]any, error) {
-	out := make([]any, len(args))
+// position: nothing in a value is ever read as SQL.
+func bindArgs(args []any) ([][]byte, error) {
+	out := make([][]byte, len(args))
 	for i, a := range args {
 		switch v := a.(type) {
 		case nil:
 			out[i] = nil
 		case string:
-			out[i] = v
+			out[i] = []byte(v)
 		case bool:
-			out[i] = strconv.FormatBool(v)
+			out[i] = []byte(strconv.FormatBool(v))
 		case json.Number:
-			out[i] = string(v)
+			out[i] = []byte(string(v))
 		case float64:
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return nil, ErrUnsupportedArgument
 			}
-			out[i] = strconv.FormatFloat(v, 'f', -1, 64)
+			out[i] = []byte(strconv.FormatFloat(v, 'f', -1, 64))
 		case float32:
 			f := float64(v)
 			if math.IsNaN(f) || math.IsInf(f, 0) {
 				return nil, ErrUnsupportedArgument
 			}
-			out[i] = strconv.FormatFloat(f, 'f', -1, 32)
+			out[i] = []byte(strconv.FormatFloat(f, 'f', -1, 32))
 		case int:
-			out[i] = strconv.FormatInt(int64(v), 10)
+			out[i] = []byte(strconv.FormatInt(int64(v), 10))
 		case int8:
-			out[i] = strconv.FormatInt(int64(v), 10)
+			out[i] = []byte(strconv.FormatInt(int64(v), 10))
 		case int16:
-			out[i] = strconv.FormatInt(int64(v), 10)
+			out[i] = []byte(strconv.FormatInt(int64(v), 10))
 		case int32:
-			out[i] = strconv.FormatInt(int64(v), 10)
+			out[i] = []byte(strconv.FormatInt(int64(v), 10))
 		case int64:
-			out[i] = strconv.FormatInt(v, 10)
+			out[i] = []byte(strconv.FormatInt(v, 10))
 		case uint:
-			out[i] = strconv.FormatUint(uint64(v), 10)
+			out[i] = []byte(strconv.FormatUint(uint64(v), 10))
 		case uint8:
-			out[i] = strconv.FormatUint(uint64(v), 10)
+			out[i] = []byte(strconv.FormatUint(uint64(v), 10))
 		case uint16:
-			out[i] = strconv.FormatUint(uint64(v), 10)
+			out[i] = []byte(strconv.FormatUint(uint64(v), 10))
 		case uint32:
-			out[i] = strconv.FormatUint(uint64(v), 10)
+			out[i] = []byte(strconv.FormatUint(uint64(v), 10))
 		case uint64:
-			out[i] = strconv.FormatUint(v, 10)
+			out[i] = []byte(strconv.FormatUint(v, 10))
 		default:
 			return nil, ErrUnsupportedArgument
 		}
@@ -296,10 +401,18 @@ const (
 	truncTotalBytes = "total_bytes"
 )
 
+// rowReader is the part of *pgconn.ResultReader that collect reads.
+type rowReader interface {
+	FieldDescriptions() []pgconn.FieldDescription
+	NextRow() bool
+	Values() [][]byte
+}
+
 // collect reads rows under lim. early reports that it stopped before the
 // end of the result (a bound was reached); the caller then discards the
-// rest. When early is false the caller must check rows.Err().
-func collect(rows pgx.Rows, lim ports.SQLLimits) (res ports.SQLResult, early bool) {
+// rest. Either way the caller closes rows and, when early is false, checks
+// its error.
+func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bool) {
 	fds := rows.FieldDescriptions()
 	ncols := min(len(fds), lim.MaxColumns)
 	var cutRows, cutCols, cutCells, cutTotal bool
@@ -310,12 +423,12 @@ func collect(rows pgx.Rows, lim ports.SQLLimits) (res ports.SQLResult, early boo
 	}
 	res.Rows = [][]any{}
 	total := 0
-	for rows.Next() {
+	for rows.NextRow() {
 		if len(res.Rows) >= lim.MaxRows {
 			cutRows, early = true, true
 			break
 		}
-		raw := rows.RawValues()
+		raw := rows.Values()
 		row := make([]any, ncols)
 		rowBytes, rowCut := 0, false
 		for i := range ncols {
@@ -706,11 +819,17 @@ func classify(err error) ports.SQLErrorKind {
 	// when the server answered with an error (bad password, no such
 	// database, too many connections, shutting down).
 	var ce *pgconn.ConnectError
-	if errors.As(err, &ce) {
+	if errors.As(err, &ce) || errors.Is(err, ErrSessionSettings) {
 		return ports.SQLUnavailable
 	}
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
+		if pe.Code == "53400" && strings.Contains(pe.Message, "temp_file_limit") {
+			// configuration_limit_exceeded, raised for temp_file_limit
+			// and a few other server limits; only this one is the
+			// caller's doing.
+			return ports.SQLTempFiles
+		}
 		return pgErrorKind(pe.Code)
 	}
 	switch {
@@ -736,6 +855,8 @@ func pgErrorKind(code string) ports.SQLErrorKind {
 	switch code {
 	case "57014": // query_canceled: statement_timeout, or a cancel request
 		return ports.SQLTimeout
+	case "08P01": // protocol_violation: a Bind whose values do not match the Parse
+		return ports.SQLInvalid
 	case "25006", // read_only_sql_transaction
 		"42501": // insufficient_privilege
 		return ports.SQLRejected

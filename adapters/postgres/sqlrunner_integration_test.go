@@ -158,11 +158,74 @@ func TestIntegrationTypeMappingIgnoresSessionDefaults(t *testing.T) {
 func TestIntegrationTransactionSettings(t *testing.T) {
 	db := requireDB(t)
 	r := runner(t, db.roDSN)
-	res := mustQuery(t, r, "select current_setting('transaction_read_only'), current_setting('statement_timeout'), current_setting('application_name'), current_user",
-		ports.SQLLimits{Timeout: 1500 * time.Millisecond})
-	want := [][]any{{"on", "1500ms", ApplicationName, db.ro}}
+	const settings = "select current_setting('transaction_read_only'), current_setting('statement_timeout'), current_setting('application_name'), current_user, current_setting('temp_file_limit'), current_setting('work_mem')"
+	res := mustQuery(t, r, settings, ports.SQLLimits{Timeout: 1500 * time.Millisecond})
+	want := [][]any{{"on", "1500ms", ApplicationName, db.ro, "64MB", "16MB"}}
 	if !reflect.DeepEqual(res.Rows, want) {
 		t.Errorf("settings = %v, want %v", res.Rows, want)
+	}
+	res = mustQuery(t, r, settings, ports.SQLLimits{Timeout: time.Second, TempFileBytes: 3 << 20, WorkMemBytes: 100 << 10})
+	want = [][]any{{"on", "1s", ApplicationName, db.ro, "3MB", "100kB"}}
+	if !reflect.DeepEqual(res.Rows, want) {
+		t.Errorf("settings = %v, want %v", res.Rows, want)
+	}
+}
+
+// spillQuery is the statement that filled the disk before temp_file_limit
+// was set: a recursive CTE under ORDER BY, whose sort spills to temporary
+// files once it outgrows work_mem (about 40 MB of them here).
+const spillQuery = `with recursive r(n, pad) as (
+  select 1, repeat('x', 200)
+  union all
+  select n + 1, pad from r where n < 200000
+) select n from r order by pad, n desc limit 1`
+
+func TestIntegrationTempFileLimitRefuses(t *testing.T) {
+	db := requireDB(t)
+	r := runner(t, db.roDSN, WithMaxConns(1))
+	_, err := query(r, spillQuery, ports.SQLLimits{Timeout: 20 * time.Second, TempFileBytes: 1 << 20, WorkMemBytes: 64 << 10})
+	se := wantSQLError(t, err, ports.SQLTempFiles)
+	var pe *pgconn.PgError
+	if !errors.As(se.Err, &pe) || pe.Code != "53400" {
+		t.Errorf("cause = %v, want the server's 53400 temp_file_limit", se.Err)
+	}
+	// The same statement fits when the limit allows it, and the
+	// connection survived the refusal.
+	res := mustQuery(t, r, spillQuery, ports.SQLLimits{Timeout: 20 * time.Second, TempFileBytes: 256 << 20, WorkMemBytes: 64 << 10})
+	if want := [][]any{{num("200000")}}; !reflect.DeepEqual(res.Rows, want) {
+		t.Errorf("rows = %v, want %v", res.Rows, want)
+	}
+}
+
+// TestIntegrationSessionSettingsRefused: a role that may not set
+// temp_file_limit gets every query refused as unavailable, with the
+// statement never run, rather than running unbounded.
+func TestIntegrationSessionSettingsRefused(t *testing.T) {
+	db := requireDB(t)
+	role := "t_noset_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	u, err := url.Parse(db.roDSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const pw = "noset-password"
+	dbName := strings.TrimPrefix(u.Path, "/")
+	db.exec(t, "CREATE ROLE "+role+" LOGIN PASSWORD '"+pw+"'")
+	t.Cleanup(func() {
+		db.exec(t, "REVOKE CONNECT ON DATABASE "+dbName+" FROM "+role)
+		db.exec(t, "DROP ROLE "+role)
+	})
+	db.exec(t, "GRANT CONNECT ON DATABASE "+dbName+" TO "+role)
+	u.User = url.UserPassword(role, pw)
+	r := runner(t, u.String(), WithMaxConns(1))
+	_, err = query(r, "select 1", defaultLimits)
+	se := wantSQLError(t, err, ports.SQLUnavailable)
+	if !errors.Is(se.Err, ErrSessionSettings) {
+		t.Errorf("cause = %v, want ErrSessionSettings", se.Err)
+	}
+	// With the limit left to the role, the same role runs queries.
+	res := mustQuery(t, r, "select current_setting('work_mem')", ports.SQLLimits{TempFileBytes: -1})
+	if want := [][]any{{"16MB"}}; !reflect.DeepEqual(res.Rows, want) {
+		t.Errorf("rows = %v, want %v", res.Rows, want)
 	}
 }
 

@@ -99,31 +99,34 @@ func TestDatabaseDownIsUnavailable(t *testing.T) {
 }
 
 func TestSessionSQL(t *testing.T) {
-	const rest = "; SET LOCAL DateStyle = 'ISO, MDY'; SET LOCAL IntervalStyle = 'postgres'; SET LOCAL TimeZone = 'UTC'; SET LOCAL bytea_output = 'hex'; SET LOCAL extra_float_digits = 1"
+	const rest = ", set_config('DateStyle', 'ISO, MDY', true), set_config('IntervalStyle', 'postgres', true), set_config('TimeZone', 'UTC', true), set_config('bytea_output', 'hex', true), set_config('extra_float_digits', '1', true)"
 	tests := []struct {
-		d    time.Duration
+		lim  ports.SQLLimits
 		want string
 	}{
-		{300 * time.Millisecond, "300"},
-		{10 * time.Second, "10000"},
-		{1500 * time.Microsecond, "1"},
-		{time.Microsecond, "1"}, // never 0, which would disable the timeout
-		{1000 * time.Hour, "2147483647"},
+		{ports.SQLLimits{Timeout: 300 * time.Millisecond}, "'300', true), set_config('temp_file_limit', '0', true), set_config('work_mem', '64', true)"},
+		{ports.SQLLimits{Timeout: 10 * time.Second, TempFileBytes: 64 << 20, WorkMemBytes: 16 << 20}, "'10000', true), set_config('temp_file_limit', '65536', true), set_config('work_mem', '16384', true)"},
+		{ports.SQLLimits{Timeout: 1500 * time.Microsecond, TempFileBytes: 1, WorkMemBytes: 1 << 60}, "'1', true), set_config('temp_file_limit', '1', true), set_config('work_mem', '2147483647', true)"},
+		// never 0, which would disable the timeout; negative limits leave
+		// the role's settings alone
+		{ports.SQLLimits{Timeout: time.Microsecond, TempFileBytes: -1, WorkMemBytes: -1}, "'1', true)"},
+		{ports.SQLLimits{Timeout: 1000 * time.Hour, TempFileBytes: 1025, WorkMemBytes: -1}, "'2147483647', true), set_config('temp_file_limit', '2', true)"},
 	}
 	for _, tt := range tests {
-		if got, want := sessionSQL(tt.d), "SET LOCAL statement_timeout = "+tt.want+rest; got != want {
-			t.Errorf("sessionSQL(%v) = %q, want %q", tt.d, got, want)
+		if got, want := sessionSQL(tt.lim), "SELECT set_config('statement_timeout', "+tt.want+rest; got != want {
+			t.Errorf("sessionSQL(%+v) = %q, want %q", tt.lim, got, want)
 		}
 	}
 }
 
 func TestWithDefaults(t *testing.T) {
 	got := withDefaults(ports.SQLLimits{MaxRows: -1})
-	want := ports.SQLLimits{MaxRows: DefaultMaxRows, MaxColumns: DefaultMaxColumns, MaxCellBytes: DefaultMaxBytes, MaxTotalBytes: DefaultMaxBytes, Timeout: DefaultTimeout}
+	want := ports.SQLLimits{MaxRows: DefaultMaxRows, MaxColumns: DefaultMaxColumns, MaxCellBytes: DefaultMaxBytes, MaxTotalBytes: DefaultMaxBytes, Timeout: DefaultTimeout,
+		TempFileBytes: DefaultTempFileBytes, WorkMemBytes: DefaultWorkMemBytes}
 	if got != want {
 		t.Errorf("withDefaults = %+v, want %+v", got, want)
 	}
-	set := ports.SQLLimits{MaxRows: 1, MaxColumns: 2, MaxCellBytes: 3, MaxTotalBytes: 4, Timeout: 5}
+	set := ports.SQLLimits{MaxRows: 1, MaxColumns: 2, MaxCellBytes: 3, MaxTotalBytes: 4, Timeout: 5, TempFileBytes: -1, WorkMemBytes: 7}
 	if got := withDefaults(set); got != set {
 		t.Errorf("withDefaults changed set limits: %+v", got)
 	}
@@ -136,8 +139,8 @@ func TestWithDefaults(t *testing.T) {
 func TestBindArgs(t *testing.T) {
 	in := []any{nil, "'; drop table x; --", true, false, json.Number("12.50"), 1.5, float32(0.25), 1e21,
 		int(-1), int8(-8), int16(16), int32(-32), int64(math.MaxInt64), uint(1), uint8(8), uint16(16), uint32(32), uint64(math.MaxUint64)}
-	want := []any{nil, "'; drop table x; --", "true", "false", "12.50", "1.5", "0.25", "1000000000000000000000",
-		"-1", "-8", "16", "-32", "9223372036854775807", "1", "8", "16", "32", "18446744073709551615"}
+	want := [][]byte{nil, []byte("'; drop table x; --"), []byte("true"), []byte("false"), []byte("12.50"), []byte("1.5"), []byte("0.25"), []byte("1000000000000000000000"),
+		[]byte("-1"), []byte("-8"), []byte("16"), []byte("-32"), []byte("9223372036854775807"), []byte("1"), []byte("8"), []byte("16"), []byte("32"), []byte("18446744073709551615")}
 	got, err := bindArgs(in)
 	if err != nil {
 		t.Fatal(err)
@@ -319,23 +322,16 @@ func TestCellValueBounds(t *testing.T) {
 	}
 }
 
-// fakeRows is a pgx.Rows over fixed text values.
+// fakeRows is a rowReader over fixed text values.
 type fakeRows struct {
 	fds  []pgconn.FieldDescription
 	data [][][]byte
 	i    int
 }
 
-func (r *fakeRows) Close()                                       {}
-func (r *fakeRows) Err() error                                   { return nil }
-func (r *fakeRows) CommandTag() pgconn.CommandTag                { return pgconn.CommandTag{} }
 func (r *fakeRows) FieldDescriptions() []pgconn.FieldDescription { return r.fds }
-func (r *fakeRows) Scan(...any) error                            { return errors.New("unused") }
-func (r *fakeRows) Values() ([]any, error)                       { return nil, errors.New("unused") }
-func (r *fakeRows) RawValues() [][]byte                          { return r.data[r.i-1] }
-func (r *fakeRows) Conn() *pgx.Conn                              { return nil }
-func (r *fakeRows) TypeMap() *pgtype.Map                         { return nil }
-func (r *fakeRows) Next() bool {
+func (r *fakeRows) Values() [][]byte                             { return r.data[r.i-1] }
+func (r *fakeRows) NextRow() bool {
 	if r.i >= len(r.data) {
 		return false
 	}

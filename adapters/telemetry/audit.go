@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"slices"
 	"strconv"
 	"time"
 
@@ -68,6 +69,7 @@ func NewAuditSink(w io.Writer, opts ...LogOption) *AuditSink {
 	// the record's (the call's start by the chain's clock), not the moment
 	// zap encodes the entry.
 	enc.TimeKey, enc.LevelKey, enc.MessageKey = "", "", ""
+	enc.NewReflectedEncoder = newShapesEncoder
 	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), lockedSyncer(w), zapcore.DebugLevel)
 
 	otelOpts := bridgeOptions(o.provider, zapcore.InfoLevel)
@@ -157,6 +159,70 @@ func (m shapeMap) String() string {
 // sanitizeShapes returns shapes unchanged when every entry looks like a
 // shape, else a copy with odd values redacted and odd keys dropped and
 // counted.
+// shapesEncoder writes the args field of the audit line without
+// encoding/json's reflection, which was most of the line's cost: a
+// shapeMap's keys and values are sanitized to characters JSON needs no
+// escape for, so it is written directly, keys sorted as json.Marshal
+// sorts them. Anything else goes to encoding/json, as zap's default does.
+type shapesEncoder struct {
+	w   io.Writer
+	buf []byte
+}
+
+func newShapesEncoder(w io.Writer) zapcore.ReflectedEncoder { return &shapesEncoder{w: w} }
+
+func (e *shapesEncoder) Encode(v any) error {
+	if m, ok := v.(shapeMap); ok && m.plain() {
+		e.buf = m.appendJSON(e.buf[:0])
+		_, err := e.w.Write(e.buf)
+		return err
+	}
+	enc := json.NewEncoder(e.w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// plain reports whether every key and value is printable ASCII without a
+// quote or backslash: JSON text as it is.
+func (m shapeMap) plain() bool {
+	ok := func(s string) bool {
+		for _, c := range []byte(s) {
+			if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+				return false
+			}
+		}
+		return true
+	}
+	for k, v := range m {
+		if !ok(k) || !ok(v) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendJSON appends m as a JSON object with sorted keys; m must be plain.
+func (m shapeMap) appendJSON(b []byte) []byte {
+	var small [8]string
+	keys := small[:0]
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, k...)
+		b = append(b, `":"`...)
+		b = append(b, m[k]...)
+		b = append(b, '"')
+	}
+	return append(b, '}')
+}
+
 func sanitizeShapes(shapes map[string]string) shapeMap {
 	clean := true
 	for k, v := range shapes {

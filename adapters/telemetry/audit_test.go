@@ -442,3 +442,31 @@ func TestSync(t *testing.T) {
 		t.Errorf("Sync on a buffer = %v", err)
 	}
 }
+
+// TestShapesEncoderMatchesJSON: the audit line's args are written without
+// reflection, byte for byte what encoding/json writes, and anything that
+// is not a plain shapeMap still goes through encoding/json.
+func TestShapesEncoderMatchesJSON(t *testing.T) {
+	for _, m := range []shapeMap{
+		{},
+		{"expression": "string(12)"},
+		{"z": "number", "a": "bool", "m.x-y_z": "array(3)", ArgsDroppedKey: "2", "q": ShapeRedacted},
+		{"k": `quo"te`, "b": "back\\slash", "u": "é", "c": "\x01"},
+	} {
+		var got bytes.Buffer
+		if err := newShapesEncoder(&got).Encode(m); err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(map[string]string(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := strings.TrimSuffix(got.String(), "\n"); g != string(want) {
+			t.Errorf("Encode(%v) = %s, want %s", m, g, want)
+		}
+	}
+	var got bytes.Buffer
+	if err := newShapesEncoder(&got).Encode([]int{1, 2}); err != nil || got.String() != "[1,2]\n" {
+		t.Errorf("Encode([]int) = %q, %v", got.String(), err)
+	}
+}

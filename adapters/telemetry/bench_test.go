@@ -39,7 +39,7 @@ func BenchmarkNoopRecordCall(b *testing.B) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {
-		m.RecordCall(ctx, ports.ComponentTool, "calculate", ports.StatusOK, time.Millisecond)
+		m.RecordCall(ctx, ports.ComponentTool, "calculate", ports.StatusOK, "", time.Millisecond)
 	}
 }
 

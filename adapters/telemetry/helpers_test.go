@@ -196,3 +196,36 @@ func probeCalls() []probeCall {
 func traceOpt() core.CallOption {
 	return core.WithTraceContext(ports.TraceCarrier{TraceparentKey: callerTraceparent})
 }
+
+// wantSpanName is the span name the MCP semantic conventions give a call:
+// "{mcp.method.name} {target}" for tools and prompts, the bare method for
+// resource reads and completions.
+func wantSpanName(kind ports.ComponentKind, comp string) string {
+	switch kind {
+	case ports.ComponentTool:
+		return "tools/call " + comp
+	case ports.ComponentPrompt:
+		return "prompts/get " + comp
+	case ports.ComponentResource:
+		return "resources/read"
+	case ports.ComponentCompletion:
+		return "completion/complete"
+	}
+	return ""
+}
+
+// wantErrorType is the error.type of a call that ended with status: a
+// tool's isError result, a JSON-RPC internal error for a resource or
+// prompt, nothing for an empty completion.
+func wantErrorType(kind ports.ComponentKind, status string) string {
+	if status == ports.StatusOK {
+		return ""
+	}
+	switch kind {
+	case ports.ComponentTool:
+		return "tool_error"
+	case ports.ComponentResource, ports.ComponentPrompt:
+		return "-32603"
+	}
+	return ""
+}

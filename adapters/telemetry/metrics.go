@@ -12,34 +12,48 @@ import (
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// Metric instrument names.
+// Metric instrument names. MetricDuration is OpenTelemetry's MCP server
+// histogram (semantic conventions 1.41), made by its mcpconv helper;
+// the two counters are Arrowhead's own.
 const (
-	MetricCalls    = "arrowhead.calls"
-	MetricDuration = "arrowhead.call.duration"
+	// MetricCalls counts guarded calls by component, name and status.
+	MetricCalls = "arrowhead.calls"
+	// MetricRefusals counts refused and failed calls by component, name
+	// and refusal kind: the guard stage that refused (disabled for the
+	// kill switch, rate_limited, unauthenticated, unknown for a missing
+	// scope), authorization, validation, or the component's own kind
+	// (failed, internal, not_found, ...).
+	MetricRefusals = "arrowhead.refusals"
+	// MetricDuration is mcp.server.operation.duration, in seconds, by
+	// mcp.method.name, gen_ai.tool.name or gen_ai.prompt.name,
+	// mcp.protocol.version and error.type.
+	MetricDuration = "mcp.server.operation.duration"
 )
 
-// DurationBuckets are the histogram boundaries in seconds: the SDK's default
-// boundaries are sized for milliseconds, which would put every call in the
-// first bucket. These are OpenTelemetry's recommended request-duration
-// boundaries.
-var DurationBuckets = []float64{0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10}
+// DurationBuckets are the histogram boundaries in seconds, those the MCP
+// semantic conventions advise for mcp.server.operation.duration.
+var DurationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
 // noopMetrics is the metrics sink when export is off.
 type noopMetrics struct{}
 
 var _ ports.Metrics = noopMetrics{}
 
-func (noopMetrics) RecordCall(context.Context, ports.ComponentKind, string, string, time.Duration) {}
+func (noopMetrics) RecordCall(context.Context, ports.ComponentKind, string, string, string, time.Duration) {
+}
 
-// otelMetrics counts calls and records their duration by component, name
-// and status. It is safe for concurrent use.
+// otelMetrics counts calls and refusals and records their duration. It is
+// safe for concurrent use.
 type otelMetrics struct {
 	calls    metric.Int64Counter
-	duration metric.Float64Histogram
+	refusals metric.Int64Counter
+	duration mcpconv.ServerOperationDuration
 }
 
 var _ ports.Metrics = (*otelMetrics)(nil)
@@ -52,26 +66,46 @@ func newOTelMetrics(m metric.Meter) (*otelMetrics, error) {
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: creating %s: %w", MetricCalls, err)
 	}
-	duration, err := m.Float64Histogram(MetricDuration,
-		metric.WithDescription("Duration of guarded calls, admission through the audit line."),
-		metric.WithUnit("s"),
-		metric.WithExplicitBucketBoundaries(DurationBuckets...),
+	refusals, err := m.Int64Counter(MetricRefusals,
+		metric.WithDescription("Refused or failed guarded calls by component, name and refusal kind."),
+		metric.WithUnit("{call}"),
 	)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: creating %s: %w", MetricRefusals, err)
+	}
+	duration, err := mcpconv.NewServerOperationDuration(m, metric.WithExplicitBucketBoundaries(DurationBuckets...))
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: creating %s: %w", MetricDuration, err)
 	}
-	return &otelMetrics{calls: calls, duration: duration}, nil
+	return &otelMetrics{calls: calls, refusals: refusals, duration: duration}, nil
 }
 
-// RecordCall adds one call and its duration.
-func (m *otelMetrics) RecordCall(ctx context.Context, kind ports.ComponentKind, name, status string, elapsed time.Duration) {
-	attrs := metric.WithAttributeSet(attribute.NewSet(
+// RecordCall adds one call, its refusal if any, and its duration.
+func (m *otelMetrics) RecordCall(ctx context.Context, kind ports.ComponentKind, name, status, refusal string, elapsed time.Duration) {
+	m.calls.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(
 		attribute.String(AttrComponent, string(kind)),
 		attribute.String(AttrName, name),
 		attribute.String(AttrStatus, statusValue(status)),
-	))
-	m.calls.Add(ctx, 1, attrs)
-	m.duration.Record(ctx, elapsed.Seconds(), attrs)
+	)))
+	if status != ports.StatusOK {
+		m.refusals.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(
+			attribute.String(AttrComponent, string(kind)),
+			attribute.String(AttrName, name),
+			attribute.String(AttrRefusal, refusalValue(refusal)),
+		)))
+	}
+	op := operationOf(kind, name)
+	attrs := make([]attribute.KeyValue, 0, 3)
+	if op.target.Key != "" {
+		attrs = append(attrs, op.target)
+	}
+	if meta := ports.CallMetaFrom(ctx); meta != nil && meta.ProtocolVersion != "" {
+		attrs = append(attrs, semconv.McpProtocolVersion(meta.ProtocolVersion))
+	}
+	if et := errorType(kind, status); et != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(et))
+	}
+	m.duration.Record(ctx, elapsed.Seconds(), mcpconv.MethodNameAttr(op.method), attrs...)
 }
 
 // newPrometheus returns a metric reader backed by the OpenTelemetry

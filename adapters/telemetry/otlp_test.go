@@ -65,7 +65,7 @@ func TestOTLPExportEndToEnd(t *testing.T) {
 	reqs := col.Requests()
 	var spans []*tracepb.Span
 	var sawTraces, sawMetrics, sawLogs bool
-	var calls64, durations uint64
+	var calls64, durations, refusals uint64
 	for _, r := range reqs {
 		if r.Path != "/otlp"+TracesPath && r.Path != "/otlp"+MetricsPath && r.Path != "/otlp"+LogsPath {
 			t.Errorf("export posted to %q", r.Path)
@@ -118,11 +118,15 @@ func TestOTLPExportEndToEnd(t *testing.T) {
 								t.Errorf("%s unit = %q, want s", m.GetName(), m.GetUnit())
 							}
 							for _, dp := range m.GetHistogram().GetDataPoints() {
-								checkMetricAttrs(t, m.GetName(), attrMap(dp.GetAttributes()))
+								checkDurationAttrs(t, attrMap(dp.GetAttributes()))
 								if !slices.Equal(dp.GetExplicitBounds(), DurationBuckets) {
 									t.Errorf("bounds = %v", dp.GetExplicitBounds())
 								}
 								durations += dp.GetCount()
+							}
+						case MetricRefusals:
+							for _, dp := range m.GetSum().GetDataPoints() {
+								refusals += uint64(dp.GetAsInt())
 							}
 						}
 					}
@@ -133,8 +137,8 @@ func TestOTLPExportEndToEnd(t *testing.T) {
 	if !sawTraces || !sawMetrics || !sawLogs {
 		t.Fatalf("collector saw traces=%v metrics=%v logs=%v in %d requests", sawTraces, sawMetrics, sawLogs, len(reqs))
 	}
-	if calls64 != uint64(len(calls)) || durations != uint64(len(calls)) {
-		t.Errorf("metrics counted %d calls and %d durations, want %d", calls64, durations, len(calls))
+	if calls64 != uint64(len(calls)) || durations != uint64(len(calls)) || refusals != uint64(len(calls)-1) {
+		t.Errorf("metrics counted %d calls, %d durations and %d refusals, want %d, %d and %d", calls64, durations, refusals, len(calls), len(calls), len(calls)-1)
 	}
 
 	// One server span per call, each a child of the caller's span, and the
@@ -175,18 +179,19 @@ func TestOTLPExportEndToEnd(t *testing.T) {
 			t.Errorf("%s: audit span_id %q matches no exported span", c.name, id)
 			continue
 		}
-		if want := string(c.kind) + " " + c.comp; s.GetName() != want {
+		if want := wantSpanName(c.kind, c.comp); s.GetName() != want {
 			t.Errorf("%s: span name = %q, want %q", c.name, s.GetName(), want)
 		}
 		attrs := attrMap(s.GetAttributes())
-		if attrs[AttrComponent] != string(c.kind) || attrs[AttrName] != c.comp || attrs[AttrStatus] != c.status || attrs[AttrRefusal] != c.refusal {
+		if attrs[AttrComponent] != string(c.kind) || attrs[AttrName] != c.comp || attrs[AttrStatus] != c.status || attrs[AttrRefusal] != c.refusal ||
+			attrs["error.type"] != wantErrorType(c.kind, c.status) || attrs["mcp.method.name"] == "" {
 			t.Errorf("%s: span attributes = %v", c.name, attrs)
 		}
 		wantCode := tracepb.Status_STATUS_CODE_UNSET
-		switch c.status {
-		case "ok":
+		switch {
+		case c.status == "ok":
 			wantCode = tracepb.Status_STATUS_CODE_OK
-		case "error":
+		case wantErrorType(c.kind, c.status) != "":
 			wantCode = tracepb.Status_STATUS_CODE_ERROR
 		}
 		if s.GetStatus().GetCode() != wantCode {
@@ -218,7 +223,7 @@ func checkExportedLogs(t *testing.T, records []*logpb.LogRecord, calls []probeCa
 		if hex.EncodeToString(r.GetTraceId()) != callerTraceID || attrs[FieldTraceID] != callerTraceID {
 			t.Errorf("%s: audit record trace id = %x, attribute %q", calls[i].name, r.GetTraceId(), attrs[FieldTraceID])
 		}
-		if s := spans[hex.EncodeToString(r.GetSpanId())]; s == nil || s.GetName() != string(calls[i].kind)+" "+calls[i].comp {
+		if s := spans[hex.EncodeToString(r.GetSpanId())]; s == nil || s.GetName() != wantSpanName(calls[i].kind, calls[i].comp) {
 			t.Errorf("%s: audit record span id %x names no span of the call", calls[i].name, r.GetSpanId())
 		}
 		if attrs[FieldName] != calls[i].comp || attrs[FieldStatus] != calls[i].status {
@@ -256,5 +261,21 @@ func checkMetricAttrs(t *testing.T, metric string, attrs map[string]string) {
 	slices.Sort(keys)
 	if !slices.Equal(keys, []string{AttrComponent, AttrName, AttrStatus}) {
 		t.Errorf("%s attributes = %v, want component, name, status", metric, attrs)
+	}
+}
+
+// checkDurationAttrs checks a data point of mcp.server.operation.duration:
+// the method always, and only the conventions' low-cardinality attributes.
+func checkDurationAttrs(t *testing.T, attrs map[string]string) {
+	t.Helper()
+	if attrs["mcp.method.name"] == "" {
+		t.Errorf("%s data point without mcp.method.name: %v", MetricDuration, attrs)
+	}
+	for k := range attrs {
+		switch k {
+		case "mcp.method.name", "gen_ai.tool.name", "gen_ai.prompt.name", "error.type", "mcp.protocol.version":
+		default:
+			t.Errorf("%s attribute %s = %q", MetricDuration, k, attrs[k])
+		}
 	}
 }

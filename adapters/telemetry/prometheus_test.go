@@ -12,10 +12,12 @@ import (
 )
 
 // Prometheus names of the call metrics, as the OpenTelemetry exporter
-// translates MetricCalls ({call}, a counter) and MetricDuration (s).
+// translates MetricCalls and MetricRefusals ({call}, counters) and
+// MetricDuration (s).
 const (
 	promCalls    = "arrowhead_calls_total"
-	promDuration = "arrowhead_call_duration_seconds"
+	promRefusals = "arrowhead_refusals_total"
+	promDuration = "mcp_server_operation_duration_seconds"
 )
 
 // TestPrometheusScrape runs the probe calls with only Prometheus on and
@@ -43,23 +45,43 @@ func TestPrometheusScrape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{promCalls, promDuration} {
-		f := families[name]
-		if f == nil {
+	for _, name := range []string{promCalls, promRefusals, promDuration} {
+		if families[name] == nil {
 			t.Fatalf("no %s in the scrape (got %d families)", name, len(families))
 		}
-		if n := telemetrytest.Count(f, nil); n != float64(len(calls)) {
-			t.Errorf("%s counts %v calls, want %d", name, n, len(calls))
+	}
+	if n := telemetrytest.Count(families[promCalls], nil); n != float64(len(calls)) {
+		t.Errorf("%s counts %v calls, want %d", promCalls, n, len(calls))
+	}
+	if n := telemetrytest.Count(families[promDuration], nil); n != float64(len(calls)) {
+		t.Errorf("%s counts %v calls, want %d", promDuration, n, len(calls))
+	}
+	calls64, refusals, tools := map[string]float64{}, map[string]float64{}, map[string]float64{}
+	for _, c := range calls {
+		calls64[c.comp+"/"+c.status]++
+		if c.status != "ok" {
+			refusals[c.comp+"/"+c.refusal]++
 		}
-		want := map[string]float64{}
-		for _, c := range calls {
-			want[c.comp+"/"+c.status]++
+		if c.kind == "tool" {
+			tools[c.comp]++
 		}
-		for key, n := range want {
-			comp, status, _ := strings.Cut(key, "/")
-			if got := telemetrytest.Count(f, map[string]string{AttrName: comp, AttrStatus: status}); got != n {
-				t.Errorf("%s{name=%q,status=%q} = %v, want %v", name, comp, status, got, n)
-			}
+	}
+	for key, n := range calls64 {
+		comp, status, _ := strings.Cut(key, "/")
+		if got := telemetrytest.Count(families[promCalls], map[string]string{AttrName: comp, AttrStatus: status}); got != n {
+			t.Errorf("%s{name=%q,status=%q} = %v, want %v", promCalls, comp, status, got, n)
+		}
+	}
+	for key, n := range refusals {
+		comp, refusal, _ := strings.Cut(key, "/")
+		if got := telemetrytest.Count(families[promRefusals], map[string]string{AttrName: comp, AttrRefusal: refusal}); got != n {
+			t.Errorf("%s{name=%q,refusal=%q} = %v, want %v", promRefusals, comp, refusal, got, n)
+		}
+	}
+	for comp, n := range tools {
+		match := map[string]string{"mcp_method_name": "tools/call", "gen_ai_tool_name": comp}
+		if got := telemetrytest.Count(families[promDuration], match); got != n {
+			t.Errorf("%s%v = %v, want %v", promDuration, match, got, n)
 		}
 	}
 

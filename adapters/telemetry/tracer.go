@@ -7,6 +7,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -108,22 +109,111 @@ type otelTracer struct{ tracer trace.Tracer }
 
 var _ ports.Tracer = otelTracer{}
 
-// Start opens a server span named "<kind> <name>" as a child of the caller's
-// trace context (from the carrier, else from ctx).
+// operation is a call in the MCP semantic conventions' terms: the method
+// that reaches the component kind, the span name, and the attribute naming
+// the target (gen_ai.tool.name or gen_ai.prompt.name), if any.
+type operation struct {
+	method string
+	span   string
+	target attribute.KeyValue
+}
+
+// unknownName is the name the core gives a component the catalog does not
+// hold (the caller's own name for it is never recorded).
+const unknownName = "unknown"
+
+// operationOf maps a guarded component to its MCP operation. Span names
+// are "{mcp.method.name} {target}" where the target is a tool or prompt
+// name, and the bare method otherwise: a resource URI is not a
+// low-cardinality name.
+func operationOf(kind ports.ComponentKind, name string) operation {
+	switch kind {
+	case ports.ComponentTool:
+		return operation{method: methodToolsCall, span: methodToolsCall + " " + name, target: semconv.GenAIToolName(name)}
+	case ports.ComponentPrompt:
+		return operation{method: methodPromptsGet, span: methodPromptsGet + " " + name, target: semconv.GenAIPromptName(name)}
+	case ports.ComponentResource:
+		return operation{method: methodResourcesRead, span: methodResourcesRead}
+	case ports.ComponentCompletion:
+		return operation{method: methodComplete, span: methodComplete}
+	}
+	return operation{method: string(kind), span: string(kind) + " " + name}
+}
+
+// MCP method names (mcp.method.name).
+const (
+	methodToolsCall     = "tools/call"
+	methodPromptsGet    = "prompts/get"
+	methodResourcesRead = "resources/read"
+	methodComplete      = "completion/complete"
+)
+
+// Values of error.type. A tool's refusal or failure is a result with
+// isError set; a resource's or prompt's is a JSON-RPC error, which mcp-go
+// sends with the internal-error code; a completion's is an empty
+// completion, no error at all.
+const (
+	ErrorTypeTool     = "tool_error"
+	ErrorTypeJSONRPC  = "-32603"
+	maxResourceURILen = 256
+)
+
+// errorType is the error.type of a call that ended with status, or "".
+func errorType(kind ports.ComponentKind, status string) string {
+	if status == ports.StatusOK {
+		return ""
+	}
+	switch kind {
+	case ports.ComponentTool:
+		return ErrorTypeTool
+	case ports.ComponentResource, ports.ComponentPrompt:
+		return ErrorTypeJSONRPC
+	case ports.ComponentCompletion:
+		return ""
+	}
+	return RefusalOther
+}
+
+// Start opens a server span named after the MCP operation as a child of
+// the caller's trace context (from the carrier, else from ctx), with the
+// MCP semantic conventions' attributes and Arrowhead's component and name.
 func (t otelTracer) Start(ctx context.Context, kind ports.ComponentKind, name string, c ports.TraceCarrier) (context.Context, ports.Span) {
 	ctx = joinCaller(ctx, c)
-	ctx, s := t.tracer.Start(ctx, string(kind)+" "+name,
-		trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(
-			attribute.String(AttrComponent, string(kind)),
-			attribute.String(AttrName, name),
-		),
+	op := operationOf(kind, name)
+	attrs := make([]attribute.KeyValue, 0, 8)
+	attrs = append(attrs,
+		semconv.McpMethodNameKey.String(op.method),
+		attribute.String(AttrComponent, string(kind)),
+		attribute.String(AttrName, name),
 	)
-	return ctx, otelSpan{span: s}
+	if op.target.Key != "" {
+		attrs = append(attrs, op.target)
+	}
+	if m := ports.CallMetaFrom(ctx); m != nil {
+		if m.ProtocolVersion != "" {
+			attrs = append(attrs, semconv.McpProtocolVersion(m.ProtocolVersion))
+		}
+		if m.RequestID != "" {
+			attrs = append(attrs, semconv.JSONRPCRequestID(m.RequestID))
+		}
+		if m.SessionID != "" {
+			attrs = append(attrs, semconv.McpSessionID(m.SessionID))
+		}
+		if kind == ports.ComponentResource && name != unknownName && m.ResourceURI != "" && len(m.ResourceURI) <= maxResourceURILen {
+			// Only the URI of a resource the catalog holds: one no
+			// template matches is the caller's invention.
+			attrs = append(attrs, semconv.McpResourceURI(m.ResourceURI))
+		}
+	}
+	ctx, s := t.tracer.Start(ctx, op.span, trace.WithSpanKind(trace.SpanKindServer), trace.WithAttributes(attrs...))
+	return ctx, otelSpan{span: s, kind: kind}
 }
 
 // otelSpan adapts an SDK span to ports.Span.
-type otelSpan struct{ span trace.Span }
+type otelSpan struct {
+	span trace.Span
+	kind ports.ComponentKind
+}
 
 // TraceID returns the span's trace id (the caller's when it sent one).
 func (s otelSpan) TraceID() string {
@@ -133,20 +223,26 @@ func (s otelSpan) TraceID() string {
 	return ""
 }
 
-// End records the status and refusal kind and closes the span. A refusal
-// leaves the span status unset (the server did what it should); an error
-// sets Error with the refusal kind as its description, never an error text.
+// End records the status, the refusal kind and error.type and closes the
+// span. A call the caller sees as an error (a tool result with isError, a
+// JSON-RPC error) has status Error with the refusal kind as description,
+// never an error text; a refused completion, which answers with no
+// values, leaves the status unset.
 func (s otelSpan) End(status, refusal string) {
-	attrs := make([]attribute.KeyValue, 0, 2)
+	attrs := make([]attribute.KeyValue, 0, 3)
 	attrs = append(attrs, attribute.String(AttrStatus, statusValue(status)))
 	if refusal != "" {
 		attrs = append(attrs, attribute.String(AttrRefusal, refusalValue(refusal)))
 	}
+	et := errorType(s.kind, status)
+	if et != "" {
+		attrs = append(attrs, semconv.ErrorTypeKey.String(et))
+	}
 	s.span.SetAttributes(attrs...)
-	switch status {
-	case ports.StatusOK:
+	switch {
+	case status == ports.StatusOK:
 		s.span.SetStatus(codes.Ok, "")
-	case ports.StatusError:
+	case et != "":
 		desc := ""
 		if refusal != "" {
 			desc = refusalValue(refusal)

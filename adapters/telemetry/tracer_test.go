@@ -99,7 +99,8 @@ func TestSDKTracerSpans(t *testing.T) {
 		wantRefuse string
 	}{
 		{"ok joins caller", ports.ComponentTool, "calculate", ports.TraceCarrier{TraceparentKey: callerTraceparent}, ports.StatusOK, "", codes.Ok, "", ""},
-		{"refused", ports.ComponentResource, "doc", nil, ports.StatusRefused, "authorization", codes.Unset, "", "authorization"},
+		{"refused", ports.ComponentResource, "doc", nil, ports.StatusRefused, "authorization", codes.Error, "authorization", "authorization"},
+		{"refused completion", ports.ComponentCompletion, "prompt:summarize", nil, ports.StatusRefused, "rate_limited", codes.Unset, "", "rate_limited"},
 		{"error", ports.ComponentPrompt, "summarize", nil, ports.StatusError, "internal", codes.Error, "internal", "internal"},
 		{"odd refusal text is not recorded", ports.ComponentTool, "calculate", nil, ports.StatusError, "open /etc/" + canary + ": denied", codes.Error, RefusalOther, RefusalOther},
 	}
@@ -121,7 +122,7 @@ func TestSDKTracerSpans(t *testing.T) {
 				t.Fatalf("%d spans ended, want 1", len(ended))
 			}
 			s := ended[0]
-			if want := string(tc.kind) + " " + tc.comp; s.Name() != want {
+			if want := wantSpanName(tc.kind, tc.comp); s.Name() != want {
 				t.Errorf("name = %q, want %q", s.Name(), want)
 			}
 			if s.SpanKind() != trace.SpanKindServer {
@@ -137,9 +138,19 @@ func TestSDKTracerSpans(t *testing.T) {
 			if s.Status().Code != tc.wantCode || s.Status().Description != tc.wantDesc {
 				t.Errorf("status = %+v, want %v %q", s.Status(), tc.wantCode, tc.wantDesc)
 			}
-			want := map[attribute.Key]string{AttrComponent: string(tc.kind), AttrName: tc.comp, AttrStatus: tc.status}
+			want := map[attribute.Key]string{AttrComponent: string(tc.kind), AttrName: tc.comp, AttrStatus: tc.status,
+				"mcp.method.name": strings.Fields(wantSpanName(tc.kind, tc.comp))[0]}
 			if tc.wantRefuse != "" {
 				want[AttrRefusal] = tc.wantRefuse
+			}
+			if et := wantErrorType(tc.kind, tc.status); et != "" {
+				want["error.type"] = et
+			}
+			switch tc.kind {
+			case ports.ComponentTool:
+				want["gen_ai.tool.name"] = tc.comp
+			case ports.ComponentPrompt:
+				want["gen_ai.prompt.name"] = tc.comp
 			}
 			got := map[attribute.Key]string{}
 			for _, kv := range s.Attributes() {
@@ -301,7 +312,7 @@ func TestNoopPathAllocations(t *testing.T) {
 		t.Errorf("untraced Start/TraceID/End allocates %v times per call, want 0", n)
 	}
 	if n := testing.AllocsPerRun(1000, func() {
-		metrics.RecordCall(ctx, ports.ComponentTool, "calculate", ports.StatusOK, 1)
+		metrics.RecordCall(ctx, ports.ComponentTool, "calculate", ports.StatusOK, "", 1)
 	}); n != 0 {
 		t.Errorf("RecordCall allocates %v times per call, want 0", n)
 	}

@@ -16,6 +16,7 @@ import (
 	mcpadapter "github.com/arrowhead-go/arrowhead/adapters/mcp"
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
 	"github.com/arrowhead-go/arrowhead/cmd/arrowhead/internal/startgc"
+	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -71,6 +72,13 @@ func serveCmd(stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
+// telemetryOn reports whether spans or metrics leave the process (OTLP
+// export or the Prometheus endpoint), so the adapter collects what they
+// record about each request.
+func telemetryOn(s *settings.Settings) bool {
+	return s.OTelExporterOTLPEndpoint != "" || s.MetricsAddr != ""
+}
+
 func serveStdio(ctx context.Context, rt *wire.Runtime, stdin io.Reader, stdout io.Writer) error {
 	srv := mcpadapter.New(rt.App, mcpadapter.Options{
 		Name:            wire.ServerName,
@@ -78,6 +86,7 @@ func serveStdio(ctx context.Context, rt *wire.Runtime, stdin io.Reader, stdout i
 		Principal:       func(context.Context) ports.Principal { return ports.Operator() },
 		ToolListTTL:     time.Duration(rt.Settings.ToolListTTLMS) * time.Millisecond,
 		ResourceReadTTL: time.Duration(rt.Settings.ResourceReadTTLMS) * time.Millisecond,
+		Telemetry:       telemetryOn(rt.Settings),
 	})
 	rt.Logger.Info("serving", zap.String("transport", "stdio"), zap.String("profile", rt.Settings.Profile))
 	settle := time.AfterFunc(settleDelay, settleStartup)
@@ -100,6 +109,7 @@ func serveHTTP(ctx context.Context, rt *wire.Runtime) error {
 		Principal:       principal,
 		ToolListTTL:     time.Duration(s.ToolListTTLMS) * time.Millisecond,
 		ResourceReadTTL: time.Duration(s.ResourceReadTTLMS) * time.Millisecond,
+		Telemetry:       telemetryOn(s),
 	})
 	refused := httpRefusal(rt)
 	opts := mcpadapter.HTTPOptions{

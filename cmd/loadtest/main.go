@@ -8,7 +8,9 @@
 //
 // Side by side, in one run: the guarded calculate (the full Arrowhead chain
 // behind the real HTTP adapter) and the same arithmetic registered bare on
-// mcp-go with no guards, both served in-process on loopback:
+// mcp-go with no guards, both served in-process on loopback, interleaved
+// round by round, at one client (the p50 difference) and at -clients (the
+// throughput ratio):
 //
 //	go run ./cmd/loadtest -compare -clients 32 -duration 20s
 package main
@@ -106,8 +108,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	}
 	defer stopB()
 
-	// Warm both servers, then alternate which side goes first each round so
-	// neither benefits from running in a quieter moment.
+	// Warm both servers, then measure at one client (latency: the
+	// guard chain's cost per call) and at o.clients (throughput: its cost
+	// under contention).
 	warm := o
 	warm.duration = min(o.duration/4, 2*time.Second)
 	for _, u := range []string{guardedURL, bareURL} {
@@ -115,7 +118,33 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
-	var guarded, bare []report
+	one := o
+	one.clients = 1
+	g1, b1, err := compareRounds(ctx, guardedURL, bareURL, one)
+	if err != nil {
+		return err
+	}
+	gN, bN, err := compareRounds(ctx, guardedURL, bareURL, o)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "1 client:\n")
+	merge(g1).print(out, "guarded")
+	merge(b1).print(out, "bare")
+	fmt.Fprintf(out, "guarded-bare p50, median of %d rounds: %+.3f ms (target <= +0.05 ms)\n", o.rounds,
+		medianOf(g1, b1, func(g, b report) float64 { return float64(g.pct(0.50)-b.pct(0.50)) / 1e6 }))
+	fmt.Fprintf(out, "%d clients:\n", o.clients)
+	merge(gN).print(out, "guarded")
+	merge(bN).print(out, "bare")
+	fmt.Fprintf(out, "guarded/bare throughput, median of %d rounds: %.3f (target >= 0.92)\n", o.rounds,
+		medianOf(gN, bN, func(g, b report) float64 { return g.throughput() / b.throughput() }))
+	return nil
+}
+
+// compareRounds alternates guarded and bare runs for o.rounds rounds,
+// switching which side goes first each round so neither benefits from
+// running in a quieter moment.
+func compareRounds(ctx context.Context, guardedURL, bareURL string, o options) (guarded, bare []report, err error) {
 	for i := 0; i < o.rounds; i++ {
 		order := []string{guardedURL, bareURL}
 		if i%2 == 1 {
@@ -124,8 +153,9 @@ func run(ctx context.Context, o options, out io.Writer) error {
 		for _, u := range order {
 			r, err := drive(ctx, u, o)
 			if err != nil {
-				return fmt.Errorf("driving %s: %w", u, err)
+				return nil, nil, fmt.Errorf("driving %s: %w", u, err)
 			}
+			slices.Sort(r.latencies)
 			if u == guardedURL {
 				guarded = append(guarded, r)
 			} else {
@@ -133,11 +163,21 @@ func run(ctx context.Context, o options, out io.Writer) error {
 			}
 		}
 	}
-	g, b := merge(guarded), merge(bare)
-	g.print(out, "guarded")
-	b.print(out, "bare")
-	fmt.Fprintf(out, "guarded/bare throughput: %.1f%% (target >= 85%%)\n", 100*g.throughput()/b.throughput())
-	return nil
+	return guarded, bare, nil
+}
+
+// medianOf is the median over rounds of f(guarded round, bare round): the
+// two sides of a round ran back to back, under the same load.
+func medianOf(g, b []report, f func(g, b report) float64) float64 {
+	vs := make([]float64, len(g))
+	for i := range g {
+		vs[i] = f(g[i], b[i])
+	}
+	slices.Sort(vs)
+	if len(vs)%2 == 1 {
+		return vs[len(vs)/2]
+	}
+	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
 }
 
 // serveGuarded serves the full application (profile core, auth off, rate

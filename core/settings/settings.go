@@ -73,13 +73,15 @@ type Settings struct {
 
 	ExpressionMaxLength int
 
-	SQLDSN            string
-	SQLDialect        string
-	SQLQueryMaxLength int
-	SQLMaxRows        int
-	SQLMaxBytes       int
-	SQLMaxColumns     int
-	SQLTimeoutSeconds float64
+	SQLDSN             string
+	SQLDialect         string
+	SQLQueryMaxLength  int
+	SQLMaxRows         int
+	SQLMaxBytes        int
+	SQLMaxColumns      int
+	SQLTimeoutSeconds  float64
+	SQLTempFileLimitMB int
+	SQLWorkMemMB       int
 
 	PgvectorCollections       []string
 	PgvectorTenantColumn      string
@@ -208,8 +210,11 @@ type Settings struct {
 
 // Extensions are the variables this server adds to the seed's reference.
 // Each is documented in README's configuration notes.
-var Extensions = []string{"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "ARROWHEAD_METRICS_ADDR", "ARROWHEAD_NOTIFY_SIGNING_SECRET", "ARROWHEAD_STATE_DSN",
-	"ARROWHEAD_REPO_ALLOWED_NAMES", "ARROWHEAD_REPO_SEARCH_MAX_TOTAL_BYTES", "ARROWHEAD_REPO_SEARCH_TIMEOUT_MS"}
+var Extensions = []string{
+	"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "ARROWHEAD_METRICS_ADDR", "ARROWHEAD_NOTIFY_SIGNING_SECRET", "ARROWHEAD_STATE_DSN",
+	"ARROWHEAD_REPO_ALLOWED_NAMES", "ARROWHEAD_REPO_SEARCH_MAX_TOTAL_BYTES", "ARROWHEAD_REPO_SEARCH_TIMEOUT_MS",
+	"ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB", "ARROWHEAD_SQL_WORK_MEM_MB",
+}
 
 // DefaultToolLimitVar is the fallback ceiling for a tool without its own.
 const DefaultToolLimitVar = "ARROWHEAD_DEFAULT_TOOL_PER_MINUTE"

@@ -144,6 +144,10 @@ func (s *Settings) vars() []*Var {
 				means("The most columns one query returns."),
 			seconds("ARROWHEAD_SQL_TIMEOUT_SECONDS", "10.0", &s.SQLTimeoutSeconds).
 				means("The server-side statement timeout of one query."),
+			integer("ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB", "64", &s.SQLTempFileLimitMB, between(0, 2097151)).
+				means("The most temporary file space one query may write, in MB (PostgreSQL's temp_file_limit, set for each query); a query that needs more is refused. The read-only role needs GRANT SET ON PARAMETER temp_file_limit (PostgreSQL 15 and later); 0 leaves the role's own temp_file_limit in force."),
+			integer("ARROWHEAD_SQL_WORK_MEM_MB", "16", &s.SQLWorkMemMB, between(0, 2097151)).
+				means("The memory each sort or hash of one query may use before it spills to temporary files, in MB (PostgreSQL's work_mem, set for each query); 0 leaves the role's own work_mem in force."),
 		),
 		in(Section{Title: "pgvector search", About: "The collections the vector tools may address and the columns they read. The tenant filter is always the authenticated caller, never an argument."},
 			list("ARROWHEAD_PGVECTOR_COLLECTIONS", "", &s.PgvectorCollections, identifier).

@@ -89,7 +89,8 @@ func (NoopTracer) Start(ctx context.Context, _ ports.ComponentKind, _ string, _ 
 type NoopMetrics struct{}
 
 // RecordCall implements ports.Metrics.
-func (NoopMetrics) RecordCall(context.Context, ports.ComponentKind, string, string, time.Duration) {}
+func (NoopMetrics) RecordCall(context.Context, ports.ComponentKind, string, string, string, time.Duration) {
+}
 
 // AllowAll grants every action; it stands for an authorizer in tests that
 // are not about authorization.

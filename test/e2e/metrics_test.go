@@ -36,12 +36,13 @@ func TestPrometheusScrapeOverLoopback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"arrowhead_calls_total", "arrowhead_call_duration_seconds"} {
+	semconv := map[string]string{"mcp_method_name": "tools/call", "gen_ai_tool_name": "calculate"}
+	for name, match := range map[string]map[string]string{"arrowhead_calls_total": ok, "mcp_server_operation_duration_seconds": semconv} {
 		if after[name] == nil {
 			t.Fatalf("the scrape has no %s", name)
 		}
-		if d := telemetrytest.Count(after[name], ok) - telemetrytest.Count(before[name], ok); d != 1 {
-			t.Errorf("%s{name=calculate,status=ok} rose by %v over one call, want 1", name, d)
+		if d := telemetrytest.Count(after[name], match) - telemetrytest.Count(before[name], match); d != 1 {
+			t.Errorf("%s%v rose by %v over one call, want 1", name, match, d)
 		}
 	}
 

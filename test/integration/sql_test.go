@@ -20,7 +20,7 @@ import (
 
 // sqlApp runs sql_query end to end against the real PostgreSQL 15 that
 // .ci/postgres.sh starts, connected as its read-only role.
-func sqlApp(t *testing.T) *core.App {
+func sqlApp(t *testing.T, kv ...string) *core.App {
 	t.Helper()
 	dsn := os.Getenv("ARROWHEAD_TEST_POSTGRES_RO_DSN")
 	if dsn == "" {
@@ -28,6 +28,9 @@ func sqlApp(t *testing.T) *core.App {
 	}
 	vars := map[string]string{"ARROWHEAD_PROFILE": "docs", "ARROWHEAD_SQL_DSN": dsn, "ARROWHEAD_SQL_TIMEOUT_SECONDS": "0.5",
 		"ARROWHEAD_SQL_MAX_ROWS": "2", "ARROWHEAD_RATE_LIMIT_ENABLED": "false"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		vars[kv[i]] = kv[i+1]
+	}
 	s := coretest.Settings(t, vars)
 	pool, err := postgres.NewPool(t.Context(), dsn)
 	if err != nil {
@@ -108,6 +111,26 @@ func TestSQLQueryEndToEnd(t *testing.T) {
 	}
 	// The rows are still there: nothing above wrote.
 	res, err = app.Call(t.Context(), analyst, "sql_query", map[string]any{"query": "select count(*) as n from fixture.items"})
+	if err != nil || !strings.Contains(res.Text, "3") {
+		t.Fatalf("count: %v %v", res.Structured, err)
+	}
+}
+
+// TestSQLQueryTempFileLimit: a query whose sort spills past
+// ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB is refused, naming the limit, where it
+// used to fill the disk until its timeout.
+func TestSQLQueryTempFileLimit(t *testing.T) {
+	app := sqlApp(t, "ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB", "1", "ARROWHEAD_SQL_WORK_MEM_MB", "1", "ARROWHEAD_SQL_TIMEOUT_SECONDS", "30")
+	analyst := ports.NewPrincipal("analyst", "sql:read")
+	spill := "with recursive r(n, pad) as (select id, '" + strings.Repeat("x", 200) + "' from fixture.items where id = 1" +
+		" union all select n + 1, pad from r where n < 200000) select n from r order by pad, n desc limit 1"
+	_, err := app.Call(t.Context(), analyst, "sql_query", map[string]any{"query": spill})
+	te, _ := catalog.AsToolError(err)
+	if te == nil || !strings.Contains(te.Message, "temp_file_limit") || !strings.Contains(te.Message, "ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB") {
+		t.Fatalf("spilling query: %v", err)
+	}
+	// Within the limit, the same app answers.
+	res, err := app.Call(t.Context(), analyst, "sql_query", map[string]any{"query": "select count(*) as n from fixture.items"})
 	if err != nil || !strings.Contains(res.Text, "3") {
 		t.Fatalf("count: %v %v", res.Structured, err)
 	}

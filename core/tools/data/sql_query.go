@@ -79,6 +79,8 @@ func (r sqlRunner) query(ctx context.Context, call catalog.Call, in sqlQueryInpu
 		MaxCellBytes:  s.SQLMaxBytes,
 		MaxTotalBytes: s.SQLMaxBytes,
 		Timeout:       settings.Seconds(s.SQLTimeoutSeconds),
+		TempFileBytes: megabytes(s.SQLTempFileLimitMB),
+		WorkMemBytes:  megabytes(s.SQLWorkMemMB),
 	})
 	if err != nil {
 		return nil, sqlRefusal(err)
@@ -110,6 +112,15 @@ func bindParams(names []string, values map[string]any) ([]any, error) {
 	return args, nil
 }
 
+// megabytes is a limit setting in bytes; its 0 ("leave the role's own
+// setting") is the runner's negative.
+func megabytes(mb int) int64 {
+	if mb <= 0 {
+		return -1
+	}
+	return int64(mb) << 20
+}
+
 func sqlRefusal(err error) error {
 	var se *ports.SQLError
 	if !errors.As(err, &se) {
@@ -120,6 +131,8 @@ func sqlRefusal(err error) error {
 		return catalog.Unavailable("The database is unavailable.")
 	case ports.SQLTimeout:
 		return catalog.Failed("The query exceeded the statement timeout.")
+	case ports.SQLTempFiles:
+		return catalog.Failed("The query needed more temporary file space than temp_file_limit allows (ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB); narrow it or add a LIMIT.")
 	case ports.SQLRejected:
 		return catalog.Refuse(catalog.KindAuthorization, "The database refused the query (permission or read-only).")
 	case ports.SQLInvalid:
