@@ -513,6 +513,71 @@ func TestHungRedisTimesOutToFallback(t *testing.T) {
 	}
 }
 
+// runPresence runs r's heartbeat until the test ends.
+func runPresence(t *testing.T, r replica) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.store.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// TestOutageSplitsTheBudgetAcrossReplicas: two replicas share a 30 per
+// minute ceiling through Redis; Redis is killed and a new caller hammers
+// both. Each enforces its half (the replicas it last saw alive), so the
+// caller gets one budget, not two; the outage is reported once per
+// replica with that share, and health says degraded until Redis returns.
+func TestOutageSplitsTheBudgetAcrossReplicas(t *testing.T) {
+	srv := startRedisServer(t)
+	const ceiling = 30
+	var mu sync.Mutex
+	reports := map[int][]redis.Share{}
+	var rs []replica
+	for i := range 2 {
+		r := newReplica(t, srv.URL(), ceiling, redis.WithHeartbeat(50*time.Millisecond), redis.WithRetryInterval(50*time.Millisecond),
+			redis.WithOutageReport(func(sh redis.Share) { mu.Lock(); reports[i] = append(reports[i], sh); mu.Unlock() }))
+		runPresence(t, r)
+		rs = append(rs, r)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for rs[0].store.Share().Replicas != 2 || rs[1].store.Share().Replicas != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("replicas saw %d and %d alive, want 2", rs[0].store.Share().Replicas, rs[1].store.Share().Replicas)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	srv.Stop()
+	carol := ports.NewPrincipal("carol", probeScope)
+	finish0, finish1 := hammer(rs[0], carol, probeTool), hammer(rs[1], carol, probeTool)
+	time.Sleep(1500 * time.Millisecond)
+	a0, elapsed := finish0()
+	a1, _ := finish1()
+	// Each half refills at 15 a minute: a second and a half adds under one.
+	if a0+a1 > ceiling+1 || a0 < ceiling/2 || a1 < ceiling/2 {
+		t.Fatalf("carol got %d + %d calls in %v with Redis down; the two shares allow %d", a0, a1, elapsed.Round(time.Millisecond), ceiling)
+	}
+	t.Logf("carol got %d + %d calls in %v with Redis down (ceiling %d)", a0, a1, elapsed.Round(time.Millisecond), ceiling)
+	for i, r := range rs {
+		if got := r.store.Health(context.Background()); got != ports.HealthDegraded {
+			t.Fatalf("replica %d health %q with Redis down, want degraded", i, got)
+		}
+		mu.Lock()
+		got := append([]redis.Share(nil), reports[i]...)
+		mu.Unlock()
+		if len(got) != 1 || got[0].Replicas != 2 {
+			t.Fatalf("replica %d reported the outage as %v, want once with 2 replicas", i, got)
+		}
+	}
+
+	srv.Restart()
+	for i, r := range rs {
+		if got := r.store.Health(context.Background()); got != ports.HealthOK {
+			t.Fatalf("replica %d health %q after Redis returned, want ok", i, got)
+		}
+	}
+}
+
 // ---- cost of one check through Redis (loopback) ----
 
 func BenchmarkRedisTake(b *testing.B) {
