@@ -1,6 +1,7 @@
 package pgtest
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -122,7 +124,7 @@ func (s *Server) Start() {
 	cmd := exec.Command(filepath.Join(s.bin, "postgres"), "-D", s.data(), "-p", strconv.Itoa(s.port),
 		"-c", "listen_addresses=127.0.0.1", "-c", "unix_socket_directories=", "-c", "fsync=off",
 		"-c", "max_connections=100", "-c", "logging_collector=off")
-	// Its own process group, so Freeze stops the backends as well.
+	// Its own process group, so a kill at cleanup reaches what is left.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: s.cred, Setpgid: true}
 	log, err := os.Create(filepath.Join(s.dir, "server.log"))
 	if err != nil {
@@ -194,13 +196,47 @@ func (s *Server) Freeze() { s.signal(syscall.SIGSTOP) }
 // Thaw resumes a frozen server.
 func (s *Server) Thaw() { s.signal(syscall.SIGCONT) }
 
+// signal sends sig to the postmaster and to every process it forked:
+// backends call setsid(), so they are not in the postmaster's group. The
+// postmaster is signalled first, so it forks nothing new meanwhile.
 func (s *Server) signal(sig syscall.Signal) {
 	if s.cmd == nil {
 		return
 	}
-	if err := syscall.Kill(-s.cmd.Process.Pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+	pid := s.cmd.Process.Pid
+	if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
 		s.t.Errorf("signalling the private PostgreSQL: %v", err)
 	}
+	for _, child := range children(pid) {
+		_ = syscall.Kill(child, sig)
+	}
+}
+
+// children lists the processes whose parent is pid (from /proc).
+func children(pid int) []int {
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so parse
+		// after its closing parenthesis.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(pid) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // kill ends the server for good at cleanup.
@@ -208,8 +244,8 @@ func (s *Server) kill() {
 	if s.cmd == nil {
 		return
 	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGCONT)
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGQUIT)
+	s.signal(syscall.SIGCONT)
+	_ = syscall.Kill(s.cmd.Process.Pid, syscall.SIGQUIT)
 	select {
 	case <-s.done:
 	case <-time.After(serverStopWait):
