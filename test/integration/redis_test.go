@@ -580,9 +580,15 @@ func TestOutageSplitsTheBudgetAcrossReplicas(t *testing.T) {
 
 // ---- cost of one check through Redis (loopback) ----
 
+// BenchmarkRedisTake reports, beside the time, the Redis commands one
+// check sends (commands/op): one script run while Redis is up, whatever
+// the outage share costs in memory.
 func BenchmarkRedisTake(b *testing.B) {
 	url, _ := startRedis(b)
-	store, err := redis.NewRateStore(redisClient(b, url), localStore())
+	client := redisClient(b, url)
+	counter := &commandCount{}
+	client.AddHook(counter)
+	store, err := redis.NewRateStore(client, localStore())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -595,6 +601,27 @@ func BenchmarkRedisTake(b *testing.B) {
 	}
 	if store.Degraded() {
 		b.Fatal("the benchmark ran on the fallback")
+	}
+	b.ReportMetric(float64(counter.n.Load())/float64(b.N), "commands/op")
+}
+
+// commandCount is a go-redis hook counting the commands a client sends
+// (the first EVALSHA's NOSCRIPT retry as EVAL included).
+type commandCount struct{ n atomic.Int64 }
+
+func (c *commandCount) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (c *commandCount) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *commandCount) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		c.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
 	}
 }
 
