@@ -119,7 +119,9 @@ type stalled struct {
 	err error
 }
 
-func (s stalled) KVSet(context.Context, string, ports.KVEntry, ports.MemoryLimits) error { return s.err }
+func (s stalled) KVSet(context.Context, string, ports.KVEntry, ports.MemoryLimits) error {
+	return s.err
+}
 
 // TestStoreFaultsGetTheStoresRefusal: a store that timed out or lost its
 // commit answers with the memory store's refusal, never the boundary's
