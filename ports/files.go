@@ -19,6 +19,13 @@ var (
 	ErrNotDocument = errors.New("is not an allowed document name")
 )
 
+// ErrOutcomeUnknown is a write whose commit was sent but never answered
+// (the connection dropped, or the store stalled past the deadline, after
+// the commit left): it may or may not have been applied. Every store
+// whose writes can end this way says so with this error rather than a
+// generic failure; repeating the write is safe where the port says how.
+var ErrOutcomeUnknown = errors.New("the write may or may not have been applied")
+
 // FileInfo describes a file inside a jail.
 type FileInfo struct {
 	// Path is the slash-separated path relative to the jail root.

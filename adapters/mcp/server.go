@@ -63,6 +63,9 @@ type Server struct {
 	// sentinel), fixed at construction.
 	toolNames   map[string]bool
 	promptNames map[string]bool
+	// catchAll is the template every URI no other resource claims lands
+	// on; rerouteURI brings the URIs it cannot match onto it.
+	catchAll *mcp.URITemplate
 }
 
 // New registers app's components with a new mcp-go server.
@@ -143,7 +146,9 @@ func (s *Server) register() {
 	}
 	// Every URI no static resource claims lands here and is resolved by the
 	// core, so an unknown URI meets the same chain as a known one.
-	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(catchAllPattern, "unlisted"), s.readResource)
+	catchAll := mcp.NewResourceTemplate(catchAllPattern, "unlisted")
+	s.catchAll = catchAll.URITemplate
+	s.mcp.AddResourceTemplate(catchAll, s.readResource)
 
 	for _, p := range s.app.Prompts() {
 		s.mcp.AddPrompt(toMCPPrompt(p), s.getPrompt)
@@ -260,8 +265,9 @@ func toolError(err error) *mcp.CallToolResult {
 
 func (s *Server) readResource(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
 	p := s.opts.Principal(ctx)
-	ctx = s.withCallMeta(ctx, req.Params.Meta, req.Params.URI)
-	contents, err := s.app.ReadResource(ctx, p, req.Params.URI,
+	uri := resolvedURI(req.Params.URI)
+	ctx = s.withCallMeta(ctx, req.Params.Meta, uri)
+	contents, err := s.app.ReadResource(ctx, p, uri,
 		core.WithTraceContext(carrier(req.Params.Meta, req.Header, ctx)))
 	if err != nil {
 		return nil, refusalErr(err)

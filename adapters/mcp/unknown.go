@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"net/http"
+	"net/url"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 )
@@ -18,6 +20,11 @@ import (
 // mirrors the name in Mcp-Name, which must keep matching the body.
 func (s *Server) reroute(body []byte, hdr http.Header) []byte {
 	// Fast path: most messages are not name-addressed calls.
+	if bytes.Contains(body, []byte(`resources/read`)) {
+		if out, ok := s.rerouteURI(body, hdr); ok {
+			return out
+		}
+	}
 	if !bytes.Contains(body, []byte(`tools/call`)) && !bytes.Contains(body, []byte(`prompts/get`)) {
 		return body
 	}
@@ -48,6 +55,13 @@ func (s *Server) reroute(body []byte, hdr http.Header) []byte {
 	if known(*peek.Params.Name) {
 		return body
 	}
+	return replaceParam(body, hdr, "name", sentinel)
+}
+
+// replaceParam sets params[key] to value in a JSON-RPC message (and the
+// Mcp-Name header that mirrors it, when present). A message it cannot
+// parse is returned unchanged for mcp-go to refuse.
+func replaceParam(body []byte, hdr http.Header, key, value string) []byte {
 	var msg map[string]json.RawMessage
 	if json.Unmarshal(body, &msg) != nil {
 		return body
@@ -56,18 +70,60 @@ func (s *Server) reroute(body []byte, hdr http.Header) []byte {
 	if json.Unmarshal(msg["params"], &params) != nil || params == nil {
 		return body
 	}
-	params["name"], _ = json.Marshal(sentinel)
+	params[key], _ = json.Marshal(value)
 	msg["params"], _ = json.Marshal(params)
 	out, err := json.Marshal(msg)
 	if err != nil {
 		return body
 	}
 	if hdr != nil && hdr.Get(mcp.HeaderName) != "" {
-		if v, ok := mcp.EncodeHeaderValue(sentinel); ok {
+		if v, ok := mcp.EncodeHeaderValue(value); ok {
 			hdr.Set(mcp.HeaderName, v)
 		}
 	}
 	return out
+}
+
+// unresolvedPrefix marks a resources/read URI that no registered template
+// could match (mcp-go matches templates with an RFC 6570 expression that
+// admits only URI characters, so a raw space, a non-ASCII letter or a stray
+// "%" falls through every template, the catch-all included, and mcp-go
+// would answer itself, echoing the URI). rerouteURI percent-encodes such a
+// URI behind this prefix so it reaches the catch-all; readResource restores
+// it exactly, and the core decides, refuses and audits it like any other.
+// A caller who sends the prefix itself gains nothing: it is decoded to a
+// URI the caller could have sent directly.
+const unresolvedPrefix = "arrowhead-unresolved:"
+
+// rerouteURI is reroute for resources/read; ok is false when body is
+// some other message (one that merely mentions the method).
+func (s *Server) rerouteURI(body []byte, hdr http.Header) (out []byte, ok bool) {
+	var peek struct {
+		Method string `json:"method"`
+		Params struct {
+			URI *string `json:"uri"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(body, &peek) != nil || peek.Method != string(mcp.MethodResourcesRead) {
+		return body, false
+	}
+	if peek.Params.URI == nil || s.catchAll.Regexp().MatchString(*peek.Params.URI) {
+		return body, true
+	}
+	return replaceParam(body, hdr, "uri", unresolvedPrefix+url.PathEscape(*peek.Params.URI)), true
+}
+
+// resolvedURI undoes rerouteURI.
+func resolvedURI(uri string) string {
+	rest, ok := strings.CutPrefix(uri, unresolvedPrefix)
+	if !ok {
+		return uri
+	}
+	orig, err := url.PathUnescape(rest)
+	if err != nil {
+		return uri
+	}
+	return orig
 }
 
 func (s *Server) isTool(name string) bool { return s.toolNames[name] }

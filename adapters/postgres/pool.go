@@ -3,11 +3,13 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/puddle/v2"
 
@@ -215,12 +217,33 @@ func (p *Pool) inTx(ctx context.Context, mode pgx.TxAccessMode, commit bool, fn 
 	}
 	err = fn(tx)
 	if err == nil && commit {
-		return tx.Commit(ctx)
+		return commitErr(tx.Commit(ctx))
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 	defer cancel()
 	_ = tx.Rollback(rctx)
 	return err
+}
+
+// commitErr classifies a failed COMMIT. The server's own refusal (a
+// serialization failure, a deferred constraint) rolled the transaction
+// back, and so did a commit pgx never sent because the context had ended.
+// Anything else may or may not have been applied: ports.ErrOutcomeUnknown.
+// pgx's SafeToRetry is not enough here: a connection the server dropped
+// after reading the commit can surface as "conn closed", which pgx counts
+// as never sent (seen against a proxy that cuts the connection there).
+func commitErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return err
+	}
+	if pgconn.SafeToRetry(err) && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return err
+	}
+	return fmt.Errorf("%w: %w", ports.ErrOutcomeUnknown, err)
 }
 
 // health pings the database within the health timeout: down when it does

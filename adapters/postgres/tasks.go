@@ -69,9 +69,21 @@ const (
 	// by its TaskRun.Check; a cancellation is seen within it (or at once,
 	// when River relays it to the running job).
 	checkInterval = 25 * time.Millisecond
-	// finishTimeout bounds recording how a task ended, which runs even
-	// when the work's context is done.
+	// finishTimeout bounds one attempt at recording how a task ended,
+	// which runs even when the work's context is done.
 	finishTimeout = 10 * time.Second
+	// settleFor is how long a worker keeps retrying that record while the
+	// database does not take it (down, restarting, frozen); between
+	// attempts it pauses settleFirstPause, doubling to settleMaxPause, so a
+	// task is settled within about a second of the database's return.
+	settleFor        = 10 * time.Minute
+	settleFirstPause = 50 * time.Millisecond
+	settleMaxPause   = time.Second
+
+	// reconcileInterval is how often the leader settles tasks still
+	// working whose job is finished or gone (see reconcileWorker): no
+	// task stays working longer than that past the end of its job.
+	reconcileInterval = time.Minute
 )
 
 // Errors of a TaskRegistry.
@@ -142,6 +154,7 @@ func OpenTaskRegistry(ctx context.Context, pool *Pool, cfg ports.TaskConfig) (*T
 	river.AddWorker(workers, &taskWorker{r: r})
 	river.AddWorker(workers, &timerWorker{r: r})
 	river.AddWorker(workers, &sweepWorker{r: r})
+	river.AddWorker(workers, &reconcileWorker{r: r})
 	client, err := river.NewClient(riverpgxv5.New(pool.pool), &river.Config{
 		Queues: map[string]river.QueueConfig{
 			tasksQueue:  {MaxWorkers: DefaultTaskWorkers},
@@ -152,8 +165,14 @@ func OpenTaskRegistry(ctx context.Context, pool *Pool, cfg ports.TaskConfig) (*T
 		JobTimeout:        rescueAfter - time.Minute, // the workers keep their own
 
 		RescueStuckJobsAfter: rescueAfter,
-		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(sweepInterval),
-			func() (river.JobArgs, *river.InsertOpts) { return sweepArgs{}, &river.InsertOpts{Queue: timersQueue} }, nil)},
+		PeriodicJobs: []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(sweepInterval),
+				func() (river.JobArgs, *river.InsertOpts) { return sweepArgs{}, &river.InsertOpts{Queue: timersQueue} }, nil),
+			river.NewPeriodicJob(river.PeriodicInterval(reconcileInterval),
+				func() (river.JobArgs, *river.InsertOpts) {
+					return reconcileArgs{}, &river.InsertOpts{Queue: timersQueue}
+				}, nil),
+		},
 		// River's log lines carry job arguments (owners); the registry
 		// reports what matters through the tasks themselves.
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),

@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -23,12 +25,14 @@ type (
 		Owner  string `json:"owner"`
 		TaskID string `json:"task_id"`
 	}
-	sweepArgs struct{}
+	sweepArgs     struct{}
+	reconcileArgs struct{}
 )
 
-func (taskArgs) Kind() string  { return "arrowhead_task" }
-func (timerArgs) Kind() string { return "arrowhead_timer" }
-func (sweepArgs) Kind() string { return "arrowhead_task_sweep" }
+func (taskArgs) Kind() string      { return "arrowhead_task" }
+func (timerArgs) Kind() string     { return "arrowhead_timer" }
+func (sweepArgs) Kind() string     { return "arrowhead_task_sweep" }
+func (reconcileArgs) Kind() string { return "arrowhead_task_reconcile" }
 
 // errInterrupted is the failure of work stopped by Close, or begun on a
 // replica that died.
@@ -46,8 +50,13 @@ type taskWorker struct {
 func (*taskWorker) Timeout(*river.Job[taskArgs]) time.Duration { return -1 }
 
 // Work claims the task, runs its kind's TaskWork as the task's principal
-// and records how it ended. It returns nil whatever the work did: the task
-// row, not the job, carries the outcome, and River must not run it again.
+// and settles the task: its final row and the job's completion are one
+// transaction (River's JobCompleteTx), so a task is never left working
+// behind a finished job. While that transaction fails (the database is
+// down) Work keeps retrying it, for at most settleFor; after that, or when
+// this replica closes, it returns the error and River retries the job,
+// whose next attempt settles the task as interrupted (the work itself
+// never runs twice). The leader's reconciler settles what is left.
 func (w *taskWorker) Work(jobCtx context.Context, job *river.Job[taskArgs]) error {
 	r := w.r
 	owner, id := job.Args.Owner, job.Args.TaskID
@@ -72,15 +81,11 @@ func (w *taskWorker) Work(jobCtx context.Context, job *river.Job[taskArgs]) erro
 	case !claimed:
 		// Not working any more (cancelled while queued), or begun
 		// before on a replica that stopped without recording it.
-		if st.Status == ports.TaskWorking {
-			r.finish(st.Task, nil, errInterrupted)
-		}
-		return nil
+		return r.settle(jobCtx, job, st.Task, nil, errInterrupted)
 	}
 	work, ok := r.workers[st.Kind]
 	if !ok {
-		r.finish(st.Task, nil, ports.ErrNoWorker)
-		return nil
+		return r.settle(jobCtx, job, st.Task, nil, ports.ErrNoWorker)
 	}
 	ctx, cancel := context.WithTimeout(r.closing, taskTimeout)
 	defer cancel()
@@ -91,8 +96,7 @@ func (w *taskWorker) Work(jobCtx context.Context, job *river.Job[taskArgs]) erro
 			werr = errTaskTimedOut
 		}
 	}
-	r.finish(st.Task, result, werr)
-	return nil
+	return r.settle(jobCtx, job, st.Task, result, werr)
 }
 
 // checker is TaskRun.Check: the recorded status, read from the database at
@@ -129,30 +133,73 @@ func (r *TaskRegistry) checker(jobCtx context.Context, owner, id string) func(co
 	}
 }
 
-// finish records the end of a task's work, unless its status changed
-// meanwhile (a cancellation wins over the work's late result), and evicts
-// the owner's oldest finished tasks beyond the bound. It runs on its own
-// context: the work's may be over.
-func (r *TaskRegistry) finish(task ports.Task, result []byte, workErr error) {
-	ctx, cancel := context.WithTimeout(context.Background(), finishTimeout)
-	defer cancel()
+// settle records how a task's work ended (unless its status changed
+// meanwhile: a cancellation wins over the work's late result), evicts the
+// owner's oldest finished tasks beyond the bound and completes the job,
+// all in one transaction. A failed attempt is retried with backoff (from
+// settleFirstPause, doubling to settleMaxPause) until it commits, settleFor
+// has passed or this replica closes; the last error is then returned, never
+// dropped, so River retries the job. It runs on a context of its own: the
+// work's may be over (a cancelled task's job context ends).
+func (r *TaskRegistry) settle(jobCtx context.Context, job *river.Job[taskArgs], task ports.Task, result []byte, workErr error) error {
 	status, reason := ports.TaskCompleted, ""
 	if workErr != nil {
 		status, reason, result = ports.TaskFailed, workErr.Error(), nil
 	}
-	// A failure here leaves the task working until River rescues the
-	// job, whose second run records the interruption.
-	_ = r.pool.inTx(ctx, pgx.ReadWrite, true, func(tx pgx.Tx) error {
-		if err := lockOwner(ctx, tx, task.Owner); err != nil {
-			return err
-		}
-		tag, err := tx.Exec(ctx, taskFinish, task.Owner, task.ID, string(status), result, reason, r.now(), "")
-		if err != nil || tag.RowsAffected() == 0 {
-			return err
-		}
-		_, err = tx.Exec(ctx, taskEvict, task.Owner, r.limits.MaxFinishedPerOwner)
-		return err
+	// JobCompleteTx finds River's client in the job's context.
+	return r.persist(context.WithoutCancel(jobCtx), "settling a task", func(ctx context.Context) error {
+		return r.pool.inTx(ctx, pgx.ReadWrite, true, func(tx pgx.Tx) error {
+			if err := lockOwner(ctx, tx, task.Owner); err != nil {
+				return err
+			}
+			tag, err := tx.Exec(ctx, taskFinish, task.Owner, task.ID, string(status), result, reason, r.now(), "")
+			if err != nil {
+				return err
+			}
+			if tag.RowsAffected() > 0 {
+				if _, err := tx.Exec(ctx, taskEvict, task.Owner, r.limits.MaxFinishedPerOwner); err != nil {
+					return err
+				}
+			}
+			// A job already gone (River's cleaner) has nothing left to
+			// complete.
+			if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+				return err
+			}
+			return nil
+		})
 	})
+}
+
+// persist runs write (one transaction) until it commits: a failed attempt
+// is retried with backoff (from settleFirstPause, doubling to
+// settleMaxPause), each attempt under finishTimeout, until settleFor has
+// passed, this replica closes or base ends. The last error is then returned, never
+// dropped, so River retries the job. Retrying is safe: an attempt that
+// failed rolled back, and one whose commit was lost rewrites nothing (every
+// statement it runs is conditional on the state it changes).
+func (r *TaskRegistry) persist(base context.Context, op string, write func(ctx context.Context) error) error {
+	deadline := time.Now().Add(settleFor)
+	pause := settleFirstPause
+	for {
+		ctx, cancel := context.WithTimeout(base, finishTimeout)
+		err := write(ctx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return stateErr(op, err)
+		}
+		select {
+		case <-r.closing.Done():
+			return stateErr(op, err)
+		case <-base.Done(): // the job was cancelled: River decides
+			return stateErr(op, err)
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, settleMaxPause)
+	}
 }
 
 // timerWorker fires a timer once it is due.
@@ -165,42 +212,54 @@ type timerWorker struct {
 // one, records the next occurrence and its job, all in one transaction: a
 // timer fires once, on whichever replica runs its job. A job picked up
 // before the timer is due (a timer due soon is queued at once) goes back to
-// the queue until then.
+// the queue until then. While the database does not take the transaction
+// it is retried (persist), so an outage delays a timer by about the outage,
+// not by River's retry backoff; retrying cannot fire it twice, since the
+// transaction does nothing for a timer no longer pending.
 func (w *timerWorker) Work(ctx context.Context, job *river.Job[timerArgs]) error {
 	r := w.r
 	owner, id := job.Args.Owner, job.Args.TaskID
-	return r.pool.inTx(ctx, pgx.ReadWrite, true, func(tx pgx.Tx) error {
-		if err := lockOwner(ctx, tx, owner); err != nil {
-			return err
-		}
-		st, err := scanTask(tx.QueryRow(ctx, taskGetForUpdate, owner, id, time.Time{}))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil
-		}
-		if err != nil || st.Status != ports.TaskWorking {
-			return err
-		}
-		now := r.now()
-		if wait := st.DueAt.Sub(now); wait > 0 {
-			return river.JobSnooze(wait)
-		}
-		next := ""
-		if st.Repeat > 0 {
-			t := st.Task
-			t.ID, t.Status, t.Result, t.Error = ports.NewTaskID(), ports.TaskWorking, nil, ""
-			t.CreatedAt, t.UpdatedAt = now, now
-			t.DueAt = ports.NextDue(st.DueAt, st.Repeat, now).Truncate(time.Microsecond)
-			if err := r.insertTimer(ctx, tx, t); err != nil {
+	var snooze time.Duration
+	err := r.persist(ctx, "firing a timer", func(ctx context.Context) error {
+		snooze = 0
+		return r.pool.inTx(ctx, pgx.ReadWrite, true, func(tx pgx.Tx) error {
+			if err := lockOwner(ctx, tx, owner); err != nil {
 				return err
 			}
-			next = t.ID
-		}
-		if _, err := tx.Exec(ctx, taskFinish, owner, id, string(ports.TaskCompleted), st.Input, "", now, next); err != nil {
+			st, err := scanTask(tx.QueryRow(ctx, taskGetForUpdate, owner, id, time.Time{}))
+			if errors.Is(err, pgx.ErrNoRows) {
+				return nil
+			}
+			if err != nil || st.Status != ports.TaskWorking {
+				return err
+			}
+			now := r.now()
+			if wait := st.DueAt.Sub(now); wait > 0 {
+				snooze = wait
+				return nil
+			}
+			next := ""
+			if st.Repeat > 0 {
+				t := st.Task
+				t.ID, t.Status, t.Result, t.Error = ports.NewTaskID(), ports.TaskWorking, nil, ""
+				t.CreatedAt, t.UpdatedAt = now, now
+				t.DueAt = ports.NextDue(st.DueAt, st.Repeat, now).Truncate(time.Microsecond)
+				if err := r.insertTimer(ctx, tx, t); err != nil {
+					return err
+				}
+				next = t.ID
+			}
+			if _, err := tx.Exec(ctx, taskFinish, owner, id, string(ports.TaskCompleted), st.Input, "", now, next); err != nil {
+				return err
+			}
+			_, err = tx.Exec(ctx, taskEvict, owner, r.limits.MaxFinishedPerOwner)
 			return err
-		}
-		_, err = tx.Exec(ctx, taskEvict, owner, r.limits.MaxFinishedPerOwner)
-		return err
+		})
 	})
+	if err == nil && snooze > 0 {
+		return river.JobSnooze(snooze)
+	}
+	return err
 }
 
 // sweepWorker purges finished tasks past their TTL, for owners who never
@@ -215,4 +274,55 @@ func (w *sweepWorker) Work(ctx context.Context, _ *river.Job[sweepArgs]) error {
 		_, err := tx.Exec(ctx, taskPurgeAll, w.r.visibleSince(w.r.now()))
 		return err
 	})
+}
+
+// reconcileWorker settles the tasks still working whose job is finished or
+// gone: a job River completed, cancelled or discarded, or deleted, behind
+// a task row nobody settled (a worker that gave up retrying through a long
+// outage, a replica lost before it settled, rows from an older version
+// that completed the job apart from the row). They fail as interrupted. It
+// is a periodic job, so River's leader alone queues it, once per
+// reconcileInterval; a job still running on a replica that died is River's
+// rescuer's, after rescueAfter, whose retry then settles its task.
+type reconcileWorker struct {
+	river.WorkerDefaults[reconcileArgs]
+	r *TaskRegistry
+}
+
+func (w *reconcileWorker) Work(ctx context.Context, _ *river.Job[reconcileArgs]) error {
+	r := w.r
+	owners := map[string]bool{}
+	err := r.pool.inTx(ctx, pgx.ReadWrite, true, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, taskReconcile, ports.TaskInterrupted, r.now())
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var owner string
+			if err := rows.Scan(&owner); err != nil {
+				return err
+			}
+			owners[owner] = true
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return err
+	}
+	// Each owner's eviction under its own lock, after the settling
+	// committed: holding settled rows while waiting for an owner's lock
+	// could deadlock with that owner's worker.
+	for owner := range owners {
+		if err := r.pool.inTx(ctx, pgx.ReadWrite, true, func(tx pgx.Tx) error {
+			if err := lockOwner(ctx, tx, owner); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, taskEvict, owner, r.limits.MaxFinishedPerOwner)
+			return err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
 }

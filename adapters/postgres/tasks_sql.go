@@ -44,6 +44,14 @@ const (
 	// taskEvict keeps the owner's $2 most recently finished tasks.
 	taskEvict = `DELETE FROM ` + tasksTable + ` WHERE owner = $1 AND id IN (SELECT id FROM ` + tasksTable +
 		` WHERE owner = $1 AND status <> 'working' ORDER BY updated_at DESC, created_at DESC, id DESC OFFSET $2)`
+	// taskReconcile settles every task still working whose River job is
+	// finished or gone ($1 the reason, $2 the time) and returns their
+	// owners. Workers settle a task and complete its job in one
+	// transaction, so this finds only what an outage or a lost replica
+	// left behind.
+	taskReconcile = `UPDATE ` + tasksTable + ` AS t SET status = 'failed', result = NULL, error = $1, updated_at = $2
+WHERE t.status = 'working' AND NOT EXISTS (SELECT 1 FROM river_job AS j WHERE j.id = t.job_id AND j.state NOT IN ('completed', 'cancelled', 'discarded'))
+RETURNING t.owner`
 	taskPurgeOwner = `DELETE FROM ` + tasksTable + ` WHERE owner = $1 AND status <> 'working' AND updated_at < $2`
 	taskPurgeAll   = `DELETE FROM ` + tasksTable + ` WHERE status <> 'working' AND updated_at < $1`
 )

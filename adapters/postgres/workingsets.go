@@ -277,6 +277,8 @@ func dbErr(op string, err error, own func(error) bool) error {
 		return nil
 	case own(err):
 		return err
+	case errors.Is(err, ports.ErrOutcomeUnknown):
+		return fmt.Errorf("%s: %w", op, ports.ErrOutcomeUnknown)
 	case errors.Is(err, context.DeadlineExceeded), pgconn.Timeout(err):
 		return fmt.Errorf("%s: %w", op, context.DeadlineExceeded)
 	case errors.Is(err, context.Canceled):

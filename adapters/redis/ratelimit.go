@@ -5,6 +5,7 @@ package redis
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -39,6 +40,9 @@ const (
 	expiryMargin = time.Second
 	// healthName is what this store reports itself as on /ready.
 	healthName = "redis"
+	// shareKeyMarker starts the per-process key of a bucket's outage
+	// share (see Take); no caller key starts with a NUL.
+	shareKeyMarker = "\x00share\x00"
 )
 
 // Errors of the Redis adapter. None of them carries a URL, a key or a
@@ -109,6 +113,13 @@ type config struct {
 	callTimeout   time.Duration
 	retryInterval time.Duration
 	clock         ports.Clock
+	// sharePercent, when positive, fixes the outage share (percent of each
+	// ceiling) instead of deriving it from the replicas seen alive.
+	sharePercent int
+	// heartbeat is the presence period (DefaultHeartbeat).
+	heartbeat time.Duration
+	// outage is told once when an outage starts (nil: nobody).
+	outage func(Share)
 }
 
 // WithKeyPrefix sets the namespace of bucket keys (DefaultKeyPrefix).
@@ -147,6 +158,34 @@ func WithClock(clock ports.Clock) Option {
 	}
 }
 
+// WithFallbackShare fixes the share of each ceiling (in percent, 1 to 100)
+// this replica enforces while Redis is unreachable, instead of deriving it
+// from the replicas last seen alive (ARROWHEAD_RATE_LIMIT_FALLBACK_SHARE).
+// percent <= 0 keeps the derived share.
+func WithFallbackShare(percent int) Option {
+	return func(c *config) {
+		if percent > 0 {
+			c.sharePercent = min(percent, 100)
+		}
+	}
+}
+
+// WithOutageReport sets report, told once each time an outage starts with
+// the share this replica then enforces (the operator log line).
+func WithOutageReport(report func(Share)) Option {
+	return func(c *config) { c.outage = report }
+}
+
+// WithHeartbeat sets the presence period of Run (DefaultHeartbeat); d <= 0
+// keeps the default.
+func WithHeartbeat(d time.Duration) Option {
+	return func(c *config) {
+		if d > 0 {
+			c.heartbeat = d
+		}
+	}
+}
+
 // RateStore is a ports.RateStore whose buckets live in Redis, so every
 // replica pointed at the same Redis shares one budget per key. Each check is
 // one atomic script run (EVALSHA, loaded on first use).
@@ -164,13 +203,27 @@ func WithClock(clock ports.Clock) Option {
 // budget per key however Redis behaves, and while Redis answers all
 // replicas together serve at most one.
 //
-// When Redis fails or exceeds the call timeout, the fallback's answer
-// stands and the store is degraded: further checks skip Redis, and once per
-// retry interval a single check tries it again. The first success, or a
-// successful health check, ends the degraded state.
+// An outage never widens a budget across replicas either. While Redis is
+// unreachable each replica enforces only its share of every ceiling: the
+// ceiling divided by the replicas it last saw alive through Redis (see
+// Run), or the fixed percentage of WithFallbackShare, rounded down and at
+// least one call a minute. The share is a second per-process bucket per
+// key, charged for every call this replica serves while Redis is up too
+// (an in-memory operation, no round trip), so an outage starts from what
+// this replica recently used, not from a fresh share. With N replicas
+// alive the replicas together serve at most the ceiling during an outage
+// (plus, in its first minute, what was served through Redis before it
+// that the shares had not yet seen).
 //
-// A RateStore starts no goroutine, does not own its client and is safe for
-// concurrent use. It is also a ports.HealthReporter.
+// When Redis fails or exceeds the call timeout, the share's answer stands
+// and the store is degraded: further checks skip Redis, and once per
+// retry interval a single check tries it again. The first success, or a
+// successful health check, ends the degraded state. The start of each
+// outage is reported once (WithOutageReport) with the share in force.
+//
+// A RateStore does not own its client and is safe for concurrent use.
+// Only Run, which keeps this replica's presence in Redis, runs a loop.
+// It is also a ports.HealthReporter.
 type RateStore struct {
 	client   *goredis.Client
 	fallback ports.RateStore
@@ -181,6 +234,12 @@ type RateStore struct {
 	// retryAt is the unix-nano instant after which one check may try Redis
 	// again; meaningful only while degraded.
 	retryAt atomic.Int64
+
+	// replicaID names this replica in the presence set.
+	replicaID string
+	// alive is how many replicas the last heartbeat saw (this one
+	// included); 1 until a heartbeat has answered.
+	alive atomic.Int64
 }
 
 var (
@@ -205,16 +264,24 @@ func NewRateStore(client *goredis.Client, fallback ports.RateStore, opts ...Opti
 		callTimeout:   DefaultCallTimeout,
 		retryInterval: DefaultRetryInterval,
 		clock:         ports.SystemClock{},
+		heartbeat:     DefaultHeartbeat,
 	}
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return &RateStore{
-		client:   client,
-		fallback: fallback,
-		cfg:      cfg,
-		marginMS: expiryMargin.Milliseconds(),
-	}, nil
+	var id [16]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return nil, fmt.Errorf("naming this replica: %w", err)
+	}
+	s := &RateStore{
+		client:    client,
+		fallback:  fallback,
+		cfg:       cfg,
+		marginMS:  expiryMargin.Milliseconds(),
+		replicaID: hex.EncodeToString(id[:]),
+	}
+	s.alive.Store(1)
+	return s, nil
 }
 
 // Refunder is a fallback store that can give back a token its Take
@@ -226,31 +293,50 @@ type Refunder interface {
 
 // Take consumes one token from key's bucket in the fallback store and, while
 // Redis is available, one from the shared bucket in Redis; the call is
-// allowed only when both allow it. It returns an error only for
-// perMinute <= 0 or when the fallback itself fails.
+// allowed only when both allow it. While Redis is unavailable the second
+// bucket is this replica's share of the ceiling instead. It returns an
+// error only for perMinute <= 0 or when the fallback itself fails.
 func (s *RateStore) Take(ctx context.Context, key string, perMinute int) (ports.RateDecision, error) {
 	if perMinute <= 0 {
 		return ports.RateDecision{}, ErrInvalidLimit
 	}
 	local, err := s.fallback.Take(ctx, key, perMinute)
-	if err != nil || !local.Allowed || !s.shouldTryRedis() {
+	if err != nil || !local.Allowed {
 		return local, err
 	}
-	shared, err := s.takeRedis(ctx, key, min(perMinute, MaxPerMinute))
-	if err != nil {
+	shareKey := shareKeyMarker + key
+	share := s.Share().Of(perMinute)
+	if s.shouldTryRedis() {
+		shared, err := s.takeRedis(ctx, key, min(perMinute, MaxPerMinute))
+		if err == nil {
+			s.degraded.Store(false)
+			if !shared.Allowed {
+				s.refund(ctx, key, perMinute)
+				return shared, nil
+			}
+			// Keep the share's account while Redis is up; its answer
+			// does not matter until an outage.
+			_, _ = s.fallback.Take(ctx, shareKey, share)
+			return shared, nil
+		}
 		// A caller that gave up is no evidence against Redis.
-		if ctx.Err() == nil {
-			s.markDegraded()
+		if ctx.Err() != nil {
+			return local, nil
 		}
-		return local, nil
+		s.markDegraded()
 	}
-	s.degraded.Store(false)
-	if !shared.Allowed {
-		if r, ok := s.fallback.(Refunder); ok {
-			r.Refund(ctx, key, perMinute)
-		}
+	d, err := s.fallback.Take(ctx, shareKey, share)
+	if err != nil || !d.Allowed {
+		s.refund(ctx, key, perMinute)
 	}
-	return shared, nil
+	return d, err
+}
+
+// refund gives key's per-process token back when the fallback can take it.
+func (s *RateStore) refund(ctx context.Context, key string, perMinute int) {
+	if r, ok := s.fallback.(Refunder); ok {
+		r.Refund(ctx, key, perMinute)
+	}
 }
 
 func (s *RateStore) takeRedis(ctx context.Context, key string, perMinute int) (ports.RateDecision, error) {
@@ -285,7 +371,9 @@ func (s *RateStore) shouldTryRedis() bool {
 
 func (s *RateStore) markDegraded() {
 	s.retryAt.Store(s.cfg.clock.Now().UnixNano() + int64(s.cfg.retryInterval))
-	s.degraded.Store(true)
+	if s.degraded.CompareAndSwap(false, true) && s.cfg.outage != nil {
+		s.cfg.outage(s.Share())
+	}
 }
 
 // RedisKey returns the Redis key holding key's bucket, for operators who

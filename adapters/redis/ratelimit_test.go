@@ -17,6 +17,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
@@ -180,8 +181,11 @@ func TestTakeFallsBackWhenRedisIsDown(t *testing.T) {
 	if counter.scripts.Load() != 1 {
 		t.Fatalf("%d script calls, want 1 attempt at Redis", counter.scripts.Load())
 	}
-	if fallback.calls() != 1 || fallback.keys[0] != "alice\x00tool\x00calculate" || fallback.limits[0] != 30 {
-		t.Fatalf("fallback saw keys %q limits %v, want the caller's key and limit once", fallback.keys, fallback.limits)
+	// The caller's own bucket, then this replica's share of it (alone, as
+	// far as it knows: the whole ceiling).
+	if fallback.calls() != 2 || fallback.keys[0] != "alice\x00tool\x00calculate" || fallback.limits[0] != 30 ||
+		!strings.HasSuffix(fallback.keys[1], "alice\x00tool\x00calculate") || fallback.keys[1] == fallback.keys[0] || fallback.limits[1] != 30 {
+		t.Fatalf("fallback saw keys %q limits %v, want the caller's key, then its share", fallback.keys, fallback.limits)
 	}
 	if !s.Degraded() {
 		t.Fatal("store not marked degraded after Redis failed")
@@ -243,8 +247,8 @@ func TestDegradedStoreRetriesRedisOncePerInterval(t *testing.T) {
 	if got := counter.scripts.Load(); got != 2 {
 		t.Fatalf("%d Redis attempts after one interval, want 2", got)
 	}
-	if fallback.calls() != 1+100+1+32 {
-		t.Fatalf("fallback answered %d checks, want every one", fallback.calls())
+	if fallback.calls() != 2*(1+100+1+32) {
+		t.Fatalf("fallback answered %d checks, want every one (own bucket and share)", fallback.calls())
 	}
 	if !s.Degraded() {
 		t.Fatal("a failed probe ended the degraded state")
@@ -361,5 +365,58 @@ func TestNewClientFromURLNeverEchoesTheURL(t *testing.T) {
 				t.Errorf("error %q quotes the URL (%q)", err, leak)
 			}
 		}
+	}
+}
+
+func TestShareOf(t *testing.T) {
+	cases := []struct {
+		share redis.Share
+		in    int
+		want  int
+	}{
+		{redis.Share{Replicas: 1}, 30, 30},
+		{redis.Share{Replicas: 2}, 30, 15},
+		{redis.Share{Replicas: 3}, 30, 10},
+		{redis.Share{Replicas: 4}, 30, 7},
+		{redis.Share{Replicas: 0}, 30, 30},
+		{redis.Share{Replicas: 50}, 30, 1},
+		{redis.Share{Percent: 25, Replicas: 2}, 30, 7},
+		{redis.Share{Percent: 100}, 30, 30},
+		{redis.Share{Percent: 1}, 30, 1},
+	}
+	for _, c := range cases {
+		if got := c.share.Of(c.in); got != c.want {
+			t.Errorf("%+v.Of(%d) = %d, want %d", c.share, c.in, got, c.want)
+		}
+	}
+}
+
+// TestOutageEnforcesTheShare: with Redis unreachable a replica serves its
+// share of the ceiling, not the whole, and says so once per outage.
+func TestOutageEnforcesTheShare(t *testing.T) {
+	client, _ := deadClient(t)
+	var reports []redis.Share
+	s := newStore(t, client, inmem.NewRateStore(newFakeClock()), redis.WithFallbackShare(50),
+		redis.WithRetryInterval(time.Hour), redis.WithOutageReport(func(sh redis.Share) { reports = append(reports, sh) }))
+	allowed := 0
+	for range 30 {
+		if d, err := s.Take(context.Background(), "alice", 20); err != nil {
+			t.Fatal(err)
+		} else if d.Allowed {
+			allowed++
+		} else if d.RetryAfter <= 0 {
+			t.Fatal("a refusal without a retry time")
+		}
+	}
+	if allowed != 10 {
+		t.Fatalf("%d calls allowed during the outage, want the 50%% share of 20", allowed)
+	}
+	if len(reports) != 1 || reports[0].Percent != 50 {
+		t.Fatalf("outage reported %v, want once with the share", reports)
+	}
+	// Another failure in the same outage is not a new report.
+	_ = s.Health(context.Background())
+	if len(reports) != 1 {
+		t.Fatalf("outage reported %d times", len(reports))
 	}
 }

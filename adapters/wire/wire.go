@@ -345,11 +345,22 @@ func (rt *Runtime) rateStore(clock ports.Clock) (ports.RateStore, error) {
 		return nil, fmt.Errorf("ARROWHEAD_REDIS_URL: %w", err)
 	}
 	rt.closers = append(rt.closers, func(context.Context) error { return client.Close() })
-	store, err := redis.NewRateStore(client, local, redis.WithClock(clock))
+	store, err := redis.NewRateStore(client, local, redis.WithClock(clock),
+		redis.WithFallbackShare(rt.Settings.RateLimitFallbackShare),
+		redis.WithOutageReport(func(sh redis.Share) {
+			logger.Warn("redis unreachable: rate limits fall back to this replica's share",
+				zap.Int("share_percent", sh.Percent), zap.Int("replicas_seen_alive", sh.Replicas))
+		}))
 	if err != nil {
 		return nil, fmt.Errorf("ARROWHEAD_REDIS_URL: %w", err)
 	}
 	rt.Health = append(rt.Health, store)
+	// The presence heartbeat sets the outage share; it stops (and leaves
+	// the set) before the client closes, since closers run last to first.
+	hbCtx, stopHB := context.WithCancel(context.Background())
+	hbDone := make(chan struct{})
+	go func() { defer close(hbDone); store.Run(hbCtx) }()
+	rt.closers = append(rt.closers, func(context.Context) error { stopHB(); <-hbDone; return nil })
 	return store, nil
 }
 

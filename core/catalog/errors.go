@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -98,6 +99,32 @@ func Failed(message string) *ToolError {
 // Unavailable reports a dependency that is not configured or not reachable.
 func Unavailable(message string) *ToolError {
 	return &ToolError{Kind: KindUnavailable, Message: message}
+}
+
+// StoreRefusal maps the failures every store shares onto caller-safe
+// refusals naming the store (a phrase such as "The memory store"): a write
+// whose outcome is unknown says so and how repeating it behaves (repeat,
+// one sentence), and a store that did not answer in time says that the call
+// was not completed. ok is false for anything else, which the caller's own
+// mapping handles. A call the caller itself cancelled stays as it is.
+func StoreRefusal(err error, store, repeat string) (_ error, ok bool) {
+	switch {
+	case errors.Is(err, ports.ErrOutcomeUnknown):
+		return Refuse(KindUnavailable, store+" lost the connection while committing: the change may or may not have been applied. "+repeat).
+			WithData(map[string]any{"outcome": "unknown"}).WithCause(err), true
+	case errors.Is(err, context.DeadlineExceeded):
+		return Refuse(KindUnavailable, store+" did not answer in time; the call was not completed.").WithCause(err), true
+	case errors.Is(err, context.Canceled):
+		return err, true
+	}
+	return nil, false
+}
+
+// WithData returns a copy of e carrying data for the caller.
+func (e *ToolError) WithData(data map[string]any) *ToolError {
+	c := *e
+	c.Data = data
+	return &c
 }
 
 // EgressRefusal maps a refusal or failure of the guarded egress path to a

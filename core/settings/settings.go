@@ -194,6 +194,10 @@ type Settings struct {
 	// Limits holds every ARROWHEAD_*_PER_MINUTE ceiling by variable name.
 	Limits   map[string]int
 	RedisURL string
+	// RateLimitFallbackShare is the percent of each ceiling a replica
+	// enforces while Redis is unreachable; 0 derives it from the replicas
+	// seen alive.
+	RateLimitFallbackShare int
 
 	DisabledTools []string
 

@@ -403,6 +403,8 @@ func (s *Settings) vars() []*Var {
 			s.limit("ARROWHEAD_DEFAULT_TOOL_PER_MINUTE", "60").means("The ceiling of a tool that declares no variable of its own."),
 			secretText("ARROWHEAD_REDIS_URL", "", &s.RedisURL, optional(redisURL)).
 				means("The Redis that shares the rate-limit buckets across replicas, so a caller cannot multiply its budget; empty keeps them per process."),
+			integer("ARROWHEAD_RATE_LIMIT_FALLBACK_SHARE", "0", &s.RateLimitFallbackShare, between(0, 100)).
+				means("Percent of each ceiling one replica enforces on its own while Redis is unreachable; 0 derives it as the ceiling divided by the replicas last seen alive through Redis (each replica heartbeats there every 5 seconds). Rounded down, at least one call a minute."),
 		),
 		in(Section{Title: "Kill switch", About: "Components taken out of service without a redeploy."},
 			list("ARROWHEAD_DISABLED_TOOLS", "", &s.DisabledTools, componentName).

@@ -1,8 +1,11 @@
 package pgtest
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 func TestRetryStopsWhenDone(t *testing.T) {
@@ -29,5 +32,38 @@ func TestPgvectorDSNFromTheEnvironment(t *testing.T) {
 	t.Setenv(PgvectorDSNEnv, "postgres://u@h/db")
 	if got := PgvectorDSN(t); got != "postgres://u@h/db" {
 		t.Fatalf("PgvectorDSN = %q", got)
+	}
+}
+
+func TestPrivateServerStopsStartsAndFreezes(t *testing.T) {
+	s := StartServer(t)
+	ping := func(wait time.Duration) error {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		c, err := pgx.Connect(ctx, s.DSN())
+		if err != nil {
+			return err
+		}
+		defer c.Close(context.Background())
+		return c.Ping(ctx)
+	}
+	if err := ping(5 * time.Second); err != nil {
+		t.Fatalf("a started server does not answer: %v", err)
+	}
+	s.Freeze()
+	if err := ping(300 * time.Millisecond); err == nil {
+		t.Fatal("a frozen server answered")
+	}
+	s.Thaw()
+	if err := ping(5 * time.Second); err != nil {
+		t.Fatalf("a thawed server does not answer: %v", err)
+	}
+	s.Stop()
+	if err := ping(time.Second); err == nil {
+		t.Fatal("a stopped server answered")
+	}
+	s.Start()
+	if err := ping(5 * time.Second); err != nil {
+		t.Fatalf("a restarted server does not answer: %v", err)
 	}
 }

@@ -513,11 +513,88 @@ func TestHungRedisTimesOutToFallback(t *testing.T) {
 	}
 }
 
+// runPresence runs r's heartbeat until the test ends.
+func runPresence(t *testing.T, r replica) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); r.store.Run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// TestOutageSplitsTheBudgetAcrossReplicas: two replicas share a 30 per
+// minute ceiling through Redis; Redis is killed and a new caller hammers
+// both. Each enforces its half (the replicas it last saw alive), so the
+// caller gets one budget, not two; the outage is reported once per
+// replica with that share, and health says degraded until Redis returns.
+func TestOutageSplitsTheBudgetAcrossReplicas(t *testing.T) {
+	srv := startRedisServer(t)
+	const ceiling = 30
+	var mu sync.Mutex
+	reports := map[int][]redis.Share{}
+	var rs []replica
+	for i := range 2 {
+		r := newReplica(t, srv.URL(), ceiling, redis.WithHeartbeat(50*time.Millisecond), redis.WithRetryInterval(50*time.Millisecond),
+			redis.WithOutageReport(func(sh redis.Share) { mu.Lock(); reports[i] = append(reports[i], sh); mu.Unlock() }))
+		runPresence(t, r)
+		rs = append(rs, r)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for rs[0].store.Share().Replicas != 2 || rs[1].store.Share().Replicas != 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("replicas saw %d and %d alive, want 2", rs[0].store.Share().Replicas, rs[1].store.Share().Replicas)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	srv.Stop()
+	carol := ports.NewPrincipal("carol", probeScope)
+	finish0, finish1 := hammer(rs[0], carol, probeTool), hammer(rs[1], carol, probeTool)
+	time.Sleep(1500 * time.Millisecond)
+	a0, elapsed := finish0()
+	a1, _ := finish1()
+	// Each half refills at 15 a minute: a second and a half adds under one.
+	if a0+a1 > ceiling+1 || a0 < ceiling/2 || a1 < ceiling/2 {
+		t.Fatalf("carol got %d + %d calls in %v with Redis down; the two shares allow %d", a0, a1, elapsed.Round(time.Millisecond), ceiling)
+	}
+	t.Logf("carol got %d + %d calls in %v with Redis down (ceiling %d)", a0, a1, elapsed.Round(time.Millisecond), ceiling)
+	for i, r := range rs {
+		if got := r.store.Health(context.Background()); got != ports.HealthDegraded {
+			t.Fatalf("replica %d health %q with Redis down, want degraded", i, got)
+		}
+		mu.Lock()
+		got := append([]redis.Share(nil), reports[i]...)
+		mu.Unlock()
+		if len(got) != 1 || got[0].Replicas != 2 {
+			t.Fatalf("replica %d reported the outage as %v, want once with 2 replicas", i, got)
+		}
+	}
+
+	srv.Restart()
+	// Each replica is back on Redis by itself within a few heartbeats (a
+	// first ping may still meet a connection the restart closed).
+	back := time.Now()
+	for i, r := range rs {
+		for r.store.Health(context.Background()) != ports.HealthOK || r.store.Degraded() {
+			if time.Since(back) > 5*time.Second {
+				t.Fatalf("replica %d still degraded 5 s after Redis returned", i)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+}
+
 // ---- cost of one check through Redis (loopback) ----
 
+// BenchmarkRedisTake reports, beside the time, the Redis commands one
+// check sends (commands/op): one script run while Redis is up, whatever
+// the outage share costs in memory.
 func BenchmarkRedisTake(b *testing.B) {
 	url, _ := startRedis(b)
-	store, err := redis.NewRateStore(redisClient(b, url), localStore())
+	client := redisClient(b, url)
+	counter := &commandCount{}
+	client.AddHook(counter)
+	store, err := redis.NewRateStore(client, localStore())
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -530,6 +607,27 @@ func BenchmarkRedisTake(b *testing.B) {
 	}
 	if store.Degraded() {
 		b.Fatal("the benchmark ran on the fallback")
+	}
+	b.ReportMetric(float64(counter.n.Load())/float64(b.N), "commands/op")
+}
+
+// commandCount is a go-redis hook counting the commands a client sends
+// (the first EVALSHA's NOSCRIPT retry as EVAL included).
+type commandCount struct{ n atomic.Int64 }
+
+func (c *commandCount) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (c *commandCount) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		c.n.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (c *commandCount) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []goredis.Cmder) error {
+		c.n.Add(int64(len(cmds)))
+		return next(ctx, cmds)
 	}
 }
 

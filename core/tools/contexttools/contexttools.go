@@ -12,7 +12,6 @@
 package contexttools
 
 import (
-	"context"
 	"errors"
 
 	"github.com/arrowhead-go/arrowhead/core"
@@ -101,8 +100,13 @@ func setRefusal(err error) error {
 		return catalog.Invalid("You hold the maximum number of working sets (ARROWHEAD_WORKINGSET_MAX_SETS); clear one first.")
 	case errors.Is(err, ports.ErrSetsExhausted):
 		return catalog.Refuse(catalog.KindValidation, "The server holds the maximum number of working sets; try again later.")
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	}
+	if r, ok := catalog.StoreRefusal(err, "The working set store",
+		"Read the set with workingset_get before repeating the update."); ok {
+		return r
+	}
+	if _, ok := catalog.AsToolError(err); ok {
 		return err
 	}
-	return err
+	return catalog.Failed("The working set store could not complete the request.").WithCause(err)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -341,6 +342,37 @@ func BenchmarkDocRead10KB(b *testing.B) {
 	for i := 0; i < b.N; i++ {
 		if _, err := e.app.Call(b.Context(), alice, "doc_read", args); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// TestSummarizePromptAnswersAsDocRead: the prompt quotes and encodes the
+// path wherever it lands, and refuses exactly what doc_read refuses.
+func TestSummarizePromptAnswersAsDocRead(t *testing.T) {
+	e := newEnv(t, map[string]string{"ARROWHEAD_AUTHZ_POLICY": `{"grants":[{"subject":"*","actions":["read"],"prefix":"public/"}]}`},
+		map[string]string{"public/a b.md": "# A", "private/c.md": "# C"})
+	hostile := "public/a b.md"
+	r, err := e.app.GetPrompt(t.Context(), alice, "summarize_document", map[string]string{"path": hostile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Messages[1].ResourceURI; got != "doc://public/a%20b.md" {
+		t.Fatalf("resource link %q is not percent-encoded", got)
+	}
+	if !strings.Contains(r.Messages[0].Text, `"doc://public/a%20b.md"`) || !strings.Contains(r.Messages[0].Text, `"public/a b.md"`) {
+		t.Fatalf("prompt text does not quote the path and URI: %s", r.Messages[0].Text)
+	}
+	// The link it hands out is one the doc:// resource serves.
+	if got, err := e.app.ReadResource(t.Context(), alice, r.Messages[1].ResourceURI); err != nil || len(got) != 1 {
+		t.Fatalf("the prompt's link does not resolve: %v", err)
+	}
+	for _, p := range []string{"private/c.md", "public/missing.md", "../x.md"} {
+		_, promptErr := e.app.GetPrompt(t.Context(), alice, "summarize_document", map[string]string{"path": p})
+		_, readErr := e.app.Call(t.Context(), alice, "doc_read", json.RawMessage(`{"path":`+strconv.Quote(p)+`}`))
+		pe, _ := catalog.AsToolError(promptErr)
+		re, _ := catalog.AsToolError(readErr)
+		if pe == nil || re == nil || pe.Kind != re.Kind || pe.Message != re.Message {
+			t.Errorf("%s: prompt answered %v, doc_read %v", p, promptErr, readErr)
 		}
 	}
 }

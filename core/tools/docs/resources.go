@@ -47,7 +47,7 @@ func (c *corpus) readResource(ctx context.Context, call catalog.ResourceCall) ([
 	if err != nil {
 		return nil, err
 	}
-	return []catalog.ResourceContent{{URI: DocScheme + out.Path, MimeType: mimeOf(out.ContentType), Text: out.Text}}, nil
+	return []catalog.ResourceContent{{URI: DocURI(out.Path), MimeType: mimeOf(out.ContentType), Text: out.Text}}, nil
 }
 
 func (c *corpus) completeDocument(ctx context.Context, call catalog.CompletionCall) (catalog.Completion, error) {
@@ -66,7 +66,7 @@ func (c *corpus) index(ctx context.Context, call catalog.ResourceCall) ([]catalo
 	docs := []map[string]any{}
 	for _, f := range listed {
 		if ok, _ := allow(ctx, f.Path); ok {
-			docs = append(docs, map[string]any{"path": f.Path, "size": f.Size, "uri": DocScheme + f.Path})
+			docs = append(docs, map[string]any{"path": f.Path, "size": f.Size, "uri": DocURI(f.Path)})
 		}
 	}
 	body, err := json.Marshal(map[string]any{"documents": docs, "truncated": truncated})

@@ -147,8 +147,12 @@ func refusal(err error, what string) error {
 		return catalog.NotFound(what)
 	case errors.As(err, &le):
 		return catalog.Invalid("A memory bound is reached (%s).", le.Var)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return err
+	}
+	// Memory and kv writes are idempotent by content or key, so a write
+	// of unknown outcome can simply be repeated.
+	if r, ok := catalog.StoreRefusal(err, "The memory store",
+		"Repeating it is safe: memory_store keeps identical content in a namespace once, kv_set sets the same value again, and a repeated delete answers not found if the first one was applied."); ok {
+		return r
 	}
 	return catalog.Failed("The memory store could not complete the request.").WithCause(err)
 }

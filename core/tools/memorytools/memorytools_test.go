@@ -3,6 +3,7 @@ package memorytools_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -109,5 +110,38 @@ func TestEmbedderFailureRefusesTheWrite(t *testing.T) {
 	}
 	if msg := te.Error(); msg == "" || strings.Contains(msg, "sk-secret") || strings.Contains(msg, "provider down") {
 		t.Fatalf("refusal text %q", msg)
+	}
+}
+
+// stalled is a memory backend whose every kv write fails with err.
+type stalled struct {
+	ports.MemoryBackend
+	err error
+}
+
+func (s stalled) KVSet(context.Context, string, ports.KVEntry, ports.MemoryLimits) error {
+	return s.err
+}
+
+// TestStoreFaultsGetTheStoresRefusal: a store that timed out or lost its
+// commit answers with the memory store's refusal, never the boundary's
+// "Internal error", and an unknown outcome says so and that repeating is
+// safe.
+func TestStoreFaultsGetTheStoresRefusal(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("setting a key: %w", context.DeadlineExceeded), "did not answer in time"},
+		{fmt.Errorf("setting a key: %w", ports.ErrOutcomeUnknown), "may or may not have been applied"},
+	} {
+		app := newApp(t, stalled{err: tc.err}, nil)
+		_, te := coretest.Call(t, app, alice, "kv_set", map[string]any{"key": "k", "value": "v"})
+		if te == nil || te.Kind != catalog.KindUnavailable || !strings.Contains(te.Message, "The memory store") || !strings.Contains(te.Message, tc.want) {
+			t.Fatalf("%v answered %+v", tc.err, te)
+		}
+		if errors.Is(tc.err, ports.ErrOutcomeUnknown) && (!strings.Contains(te.Message, "kv_set sets the same value again") || te.Data["outcome"] != "unknown") {
+			t.Fatalf("an unknown outcome does not say how to repeat it: %+v", te)
+		}
 	}
 }

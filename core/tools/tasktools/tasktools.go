@@ -13,7 +13,6 @@
 package tasktools
 
 import (
-	"context"
 	"errors"
 	"time"
 
@@ -130,8 +129,12 @@ func refusal(err error) error {
 		return catalog.Invalid("You have %d tasks running already; wait for one to finish or cancel one.", MaxRunningPerOwner)
 	case errors.Is(err, ports.ErrTooManyTimers):
 		return catalog.Invalid("You have the maximum number of pending timers (ARROWHEAD_TASK_SCHEDULE_MAX_PER_OWNER).")
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return err
+	}
+	// Starting or scheduling is not idempotent: a task that was created is
+	// listed, and repeating it would create a second one.
+	if r, ok := catalog.StoreRefusal(err, "The task registry",
+		"Check task_list before repeating it: a task or timer that was created is listed there, and a cancel can be repeated safely."); ok {
+		return r
 	}
 	return catalog.Failed("The task registry could not complete the request.").WithCause(err)
 }

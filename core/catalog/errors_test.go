@@ -1,0 +1,31 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+func TestStoreRefusal(t *testing.T) {
+	unknown := fmt.Errorf("setting a key: %w", ports.ErrOutcomeUnknown)
+	r, ok := StoreRefusal(unknown, "The memory store", "Repeating it is safe.")
+	te, _ := AsToolError(r)
+	if !ok || te == nil || te.Kind != KindUnavailable || te.Data["outcome"] != "unknown" ||
+		!strings.Contains(te.Message, "may or may not have been applied") || !strings.HasSuffix(te.Message, "Repeating it is safe.") {
+		t.Fatalf("unknown outcome: %+v, %v", te, ok)
+	}
+	r, ok = StoreRefusal(fmt.Errorf("setting a key: %w", context.DeadlineExceeded), "The memory store", "x")
+	if te, _ := AsToolError(r); !ok || te == nil || te.Kind != KindUnavailable || !strings.HasPrefix(te.Message, "The memory store did not answer in time") {
+		t.Fatalf("timeout: %v, %v", r, ok)
+	}
+	if r, ok := StoreRefusal(context.Canceled, "s", "x"); !ok || r != context.Canceled {
+		t.Fatalf("a cancelled call changed: %v", r)
+	}
+	if _, ok := StoreRefusal(errors.New("other"), "s", "x"); ok {
+		t.Fatal("claimed an unrelated error")
+	}
+}
