@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"database/sql"
 	"sync"
 	"time"
 )
@@ -45,14 +44,14 @@ type gathering struct {
 }
 
 type groupCall struct {
-	fn  func(*sql.Tx) error
+	fn  func(*Tx) error
 	err chan error
 }
 
 // run adds fn to the batch being gathered and returns its result once
 // that batch has committed. commit runs one transaction over the calls
 // and returns each call's result.
-func (g *groupCommit) run(fn func(*sql.Tx) error, commit func([]groupCall) []error) error {
+func (g *groupCommit) run(fn func(*Tx) error, commit func([]groupCall) []error) error {
 	call := groupCall{fn: fn, err: make(chan error, 1)}
 	g.mu.Lock()
 	b := g.open

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
@@ -23,7 +22,7 @@ type BoltSource struct {
 // Imported says whether ImportBolt has run on this store.
 func (s *Store) Imported(ctx context.Context) (bool, error) {
 	var done bool
-	err := s.Read(ctx, func(tx *sql.Tx) error {
+	err := s.Read(ctx, func(tx *Tx) error {
 		n, err := count(ctx, tx, importedMarker)
 		done = n > 0
 		return err
@@ -43,11 +42,12 @@ func (s *Store) ImportBolt(ctx context.Context, src BoltSource) (imported bool, 
 	}
 	err = retryBusy(ctx, func() error {
 		imported = false
-		tx, err := s.w.BeginTx(ctx, nil)
+		sqlTx, err := s.w.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
-		defer tx.Rollback()
+		defer sqlTx.Rollback()
+		tx := &Tx{Tx: sqlTx, stmts: &s.ws}
 		if n, err := count(ctx, tx, importedMarker); err != nil || n > 0 {
 			return err
 		}

@@ -68,7 +68,7 @@ func (m *MemoryStore) Store(ctx context.Context, owner string, w ports.MemoryWri
 	var out ports.MemoryRecord
 	var created bool
 	ok := OwnerKey(owner)
-	err := m.s.Write(ctx, func(tx *sql.Tx) error {
+	err := m.s.Write(ctx, func(tx *Tx) error {
 		out, created = ports.MemoryRecord{}, false // Write may rerun fn
 		var n int64
 		err := tx.QueryRowContext(ctx, "SELECT count FROM mem_ns WHERE owner = ? AND ns = ?", ok, w.Namespace).Scan(&n)
@@ -164,7 +164,7 @@ func (m *MemoryStore) Store(ctx context.Context, owner string, w ports.MemoryWri
 	return out, created, nil
 }
 
-func setUsed(ctx context.Context, tx *sql.Tx, owner []byte, used int64) error {
+func setUsed(ctx context.Context, tx *Tx, owner []byte, used int64) error {
 	_, err := tx.ExecContext(ctx, "INSERT INTO mem_owner (owner, used) VALUES (?, ?) ON CONFLICT (owner) DO UPDATE SET used = excluded.used", owner, max(used, 0))
 	return err
 }
@@ -176,7 +176,7 @@ func (m *MemoryStore) readNamespace(ctx context.Context, owner, namespace string
 	if limit <= 0 {
 		limit = -1
 	}
-	err := m.s.Read(ctx, func(tx *sql.Tx) error {
+	err := m.s.Read(ctx, func(tx *Tx) error {
 		out = out[:0]
 		rows, err := tx.QueryContext(ctx, "SELECT "+recordColumns+" FROM mem_record WHERE owner = ? AND ns = ? ORDER BY created_at, id LIMIT ?",
 			OwnerKey(owner), namespace, limit)
@@ -226,7 +226,7 @@ func (m *MemoryStore) Search(ctx context.Context, owner, namespace, query string
 // Delete implements ports.MemoryBackend.
 func (m *MemoryStore) Delete(ctx context.Context, owner, namespace, id string) error {
 	ok := OwnerKey(owner)
-	return m.s.Write(ctx, func(tx *sql.Tx) error {
+	return m.s.Write(ctx, func(tx *Tx) error {
 		r, err := scanRecord(tx.QueryRowContext(ctx, "SELECT "+recordColumns+" FROM mem_record WHERE owner = ? AND ns = ? AND id = ?",
 			ok, namespace, id), namespace)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -263,7 +263,7 @@ func (m *MemoryStore) Delete(ctx context.Context, owner, namespace, id string) e
 // they never count against ARROWHEAD_KV_MAX_KEYS.
 func (m *MemoryStore) KVSet(ctx context.Context, owner string, e ports.KVEntry, lim ports.MemoryLimits) error {
 	ok := OwnerKey(owner)
-	return m.s.Write(ctx, func(tx *sql.Tx) error {
+	return m.s.Write(ctx, func(tx *Tx) error {
 		var one int
 		err := tx.QueryRowContext(ctx, "SELECT 1 FROM kv WHERE owner = ? AND key = ?", ok, e.Key).Scan(&one)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -296,7 +296,7 @@ func (m *MemoryStore) KVSet(ctx context.Context, owner string, e ports.KVEntry, 
 // KVGet implements ports.MemoryBackend.
 func (m *MemoryStore) KVGet(ctx context.Context, owner, key string, now time.Time) (ports.KVEntry, error) {
 	var out ports.KVEntry
-	err := m.s.Read(ctx, func(tx *sql.Tx) error {
+	err := m.s.Read(ctx, func(tx *Tx) error {
 		var value []byte
 		var expires, updated, at int64
 		out = ports.KVEntry{Key: key}
@@ -324,7 +324,7 @@ func (m *MemoryStore) KVGet(ctx context.Context, owner, key string, now time.Tim
 // two.
 func (m *MemoryStore) KVDelete(ctx context.Context, owner, key string) error {
 	ok := OwnerKey(owner)
-	return m.s.Write(ctx, func(tx *sql.Tx) error {
+	return m.s.Write(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM kv WHERE owner = ? AND key = ?", ok, key)
 		if err != nil {
 			return err

@@ -73,11 +73,12 @@ func (s *Store) migrate(ctx context.Context) error {
 	var newer bool
 	err := retryBusy(ctx, func() error {
 		newer = false
-		tx, err := s.w.BeginTx(ctx, nil)
+		sqlTx, err := s.w.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
-		defer tx.Rollback()
+		defer sqlTx.Rollback()
+		tx := &Tx{Tx: sqlTx, stmts: &s.ws}
 		var v int
 		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
 			return err
@@ -89,10 +90,11 @@ func (s *Store) migrate(ctx context.Context) error {
 			newer = true
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, schema); err != nil {
+		// Several statements: run unprepared.
+		if _, err := tx.Tx.ExecContext(ctx, schema); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version=%d", schemaVersion)); err != nil {
+		if _, err := tx.Tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version=%d", schemaVersion)); err != nil {
 			return err
 		}
 		return tx.Commit()
@@ -107,7 +109,7 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 // count reads a counter inside tx (0 when absent).
-func count(ctx context.Context, tx *sql.Tx, name string) (int64, error) {
+func count(ctx context.Context, tx *Tx, name string) (int64, error) {
 	var n int64
 	err := tx.QueryRowContext(ctx, "SELECT n FROM counter WHERE name = ?", name).Scan(&n)
 	if err == sql.ErrNoRows {
@@ -116,7 +118,7 @@ func count(ctx context.Context, tx *sql.Tx, name string) (int64, error) {
 	return n, err
 }
 
-func setCount(ctx context.Context, tx *sql.Tx, name string, n int64) error {
+func setCount(ctx context.Context, tx *Tx, name string, n int64) error {
 	_, err := tx.ExecContext(ctx, "INSERT INTO counter (name, n) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET n = excluded.n", name, max(n, 0))
 	return err
 }

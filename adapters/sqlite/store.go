@@ -11,8 +11,8 @@
 // and hands it to each adapter:
 //
 //	store, err := sqlite.Open(sqlite.Config{Dir: s.DataDir})
-//	err = store.Write(ctx, func(tx *sql.Tx) error { _, err := tx.ExecContext(ctx, ...); return err })
-//	err = store.Read(ctx, func(tx *sql.Tx) error { ...; return nil })
+//	err = store.Write(ctx, func(tx *Tx) error { _, err := tx.ExecContext(ctx, ...); return err })
+//	err = store.Read(ctx, func(tx *Tx) error { ...; return nil })
 //
 // # Guarantees
 //
@@ -108,6 +108,9 @@ type Config struct {
 type Store struct {
 	w     *sql.DB // one connection: the process's one writer
 	r     *sql.DB // read connections (query_only)
+	ws    stmtCache
+	rs    stmtCache
+	turn  *turn // the fair hand-over of the write lock between processes
 	group groupCommit
 	path  string
 }
@@ -145,19 +148,28 @@ func Open(cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	w, err := openDB(path, busy, true)
+	t, err := openTurn(path)
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{w: w, path: path}
+	w, err := openDB(path, busy, true)
+	if err != nil {
+		t.close()
+		return nil, err
+	}
+	s := &Store{w: w, path: path, turn: t}
+	s.ws.db = w
 	if err := s.prepare(); err != nil {
 		w.Close()
+		t.close()
 		return nil, err
 	}
 	if s.r, err = openDB(path, busy, false); err != nil {
 		w.Close()
+		t.close()
 		return nil, err
 	}
+	s.rs.db = s.r
 	return s, nil
 }
 
@@ -262,7 +274,9 @@ func (s *Store) quickCheck(ctx context.Context) error {
 
 // Close releases the connections. Calls after Close fail with ErrClosed.
 func (s *Store) Close() error {
-	err := errors.Join(s.r.Close(), s.w.Close())
+	s.rs.close()
+	s.ws.close()
+	err := errors.Join(s.r.Close(), s.w.Close(), s.turn.close())
 	if err != nil {
 		return fmt.Errorf("closing the store file: %w", err)
 	}
@@ -271,15 +285,16 @@ func (s *Store) Close() error {
 
 // Read runs fn in a read transaction: one consistent snapshot, which
 // includes every commit acknowledged before Read began, by any process.
-func (s *Store) Read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) Read(ctx context.Context, fn func(tx *Tx) error) error {
 	err := retryBusy(ctx, func() error {
 		tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 		if err != nil {
 			return err
 		}
 		defer tx.Rollback()
-		return fn(tx)
+		return fn(&Tx{Tx: tx, stmts: &s.rs})
 	})
+	s.rs.done(ctx)
 	return classify("reading the store file", err)
 }
 
@@ -287,7 +302,7 @@ func (s *Store) Read(ctx context.Context, fn func(tx *sql.Tx) error) error {
 // this process that arrive together (group commit), inside a savepoint of
 // its own: an error from fn rolls back what fn did, and only that, and is
 // returned as is. Write returns nil only once the transaction is durable.
-func (s *Store) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *Store) Write(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -299,13 +314,22 @@ func (s *Store) Write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 func (s *Store) commitGroup(calls []groupCall) []error {
 	results := make([]error, len(calls))
 	ctx := context.Background() // the calls' callers wait; the batch must finish
+	if err := s.turn.acquire(); err != nil {
+		err = diskErr("locking the store file", err)
+		for i := range results {
+			results[i] = err
+		}
+		return results
+	}
+	defer s.turn.release()
 	err := retryBusy(ctx, func() error {
 		clear(results)
-		tx, err := s.w.BeginTx(ctx, nil)
+		sqlTx, err := s.w.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
-		defer tx.Rollback()
+		defer sqlTx.Rollback()
+		tx := &Tx{Tx: sqlTx, stmts: &s.ws}
 		for i, c := range calls {
 			if _, err := tx.ExecContext(ctx, "SAVEPOINT call"); err != nil {
 				return err
@@ -325,6 +349,7 @@ func (s *Store) commitGroup(calls []groupCall) []error {
 		}
 		return tx.Commit()
 	})
+	s.ws.done(ctx)
 	if err != nil {
 		err = classify("writing the store file", err)
 		for i := range results {

@@ -53,7 +53,7 @@ func encodeItems(items []ports.WorkingSetItem) ([]byte, error) {
 }
 
 // getSet reads one set inside tx; found is false when absent.
-func getSet(ctx context.Context, tx *sql.Tx, owner []byte, name string) (items []ports.WorkingSetItem, found bool, err error) {
+func getSet(ctx context.Context, tx *Tx, owner []byte, name string) (items []ports.WorkingSetItem, found bool, err error) {
 	var raw []byte
 	err = tx.QueryRowContext(ctx, "SELECT items FROM ws_set WHERE owner = ? AND name = ?", owner, name).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -72,7 +72,7 @@ func getSet(ctx context.Context, tx *sql.Tx, owner []byte, name string) (items [
 	return items, true, nil
 }
 
-func putSet(ctx context.Context, tx *sql.Tx, owner []byte, name string, items []ports.WorkingSetItem) error {
+func putSet(ctx context.Context, tx *Tx, owner []byte, name string, items []ports.WorkingSetItem) error {
 	raw, err := encodeItems(items)
 	if err != nil {
 		return err
@@ -84,7 +84,7 @@ func putSet(ctx context.Context, tx *sql.Tx, owner []byte, name string, items []
 // Get implements ports.WorkingSets.
 func (w *WorkingSets) Get(ctx context.Context, owner, name string) (ports.WorkingSet, error) {
 	var items []ports.WorkingSetItem
-	err := w.s.Read(ctx, func(tx *sql.Tx) error {
+	err := w.s.Read(ctx, func(tx *Tx) error {
 		got, found, err := getSet(ctx, tx, OwnerKey(owner), name)
 		if err != nil {
 			return err
@@ -105,7 +105,7 @@ func (w *WorkingSets) Get(ctx context.Context, owner, name string) (ports.Workin
 func (w *WorkingSets) Pin(ctx context.Context, owner, name string, add []ports.WorkingSetItem) (ports.WorkingSet, error) {
 	var merged []ports.WorkingSetItem
 	ok := OwnerKey(owner)
-	err := w.s.Write(ctx, func(tx *sql.Tx) error {
+	err := w.s.Write(ctx, func(tx *Tx) error {
 		items, exists, err := getSet(ctx, tx, ok, name)
 		if err != nil {
 			return err
@@ -147,7 +147,7 @@ func (w *WorkingSets) Pin(ctx context.Context, owner, name string, add []ports.W
 func (w *WorkingSets) Unpin(ctx context.Context, owner, name string, keys []ports.WorkingSetItem) (ports.WorkingSet, error) {
 	var kept []ports.WorkingSetItem
 	ok := OwnerKey(owner)
-	err := w.s.Write(ctx, func(tx *sql.Tx) error {
+	err := w.s.Write(ctx, func(tx *Tx) error {
 		items, found, err := getSet(ctx, tx, ok, name)
 		if err != nil {
 			return err
@@ -166,7 +166,7 @@ func (w *WorkingSets) Unpin(ctx context.Context, owner, name string, keys []port
 
 // Delete implements ports.WorkingSets.
 func (w *WorkingSets) Delete(ctx context.Context, owner, name string) error {
-	return w.s.Write(ctx, func(tx *sql.Tx) error {
+	return w.s.Write(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM ws_set WHERE owner = ? AND name = ?", OwnerKey(owner), name)
 		if err != nil {
 			return err
