@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
+	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/adapters/tokenizer"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
@@ -45,11 +45,7 @@ func (rt *Runtime) openContext(ctx context.Context, s *settings.Settings) (conte
 // (ARROWHEAD_STATE_DSN), which every replica shares, or else in the
 // embedded store.
 func (rt *Runtime) openWorkingSets(ctx context.Context, s *settings.Settings) (ports.WorkingSets, error) {
-	limits := ports.WorkingSetLimits{
-		MaxSetsPerOwner: s.WorkingsetMaxSets,
-		MaxItemsPerSet:  s.WorkingsetMaxItems,
-		MaxSetsTotal:    s.WorkingsetMaxSets * workingSetOwnerAllowances,
-	}
+	limits := workingSetLimits(s)
 	if s.StateDSN != "" {
 		pool, err := rt.statePool(ctx, s)
 		if err != nil {
@@ -62,13 +58,18 @@ func (rt *Runtime) openWorkingSets(ctx context.Context, s *settings.Settings) (p
 		rt.Health = append(rt.Health, sets)
 		return sets, nil
 	}
-	store, err := rt.embeddedStore(s)
+	store, err := rt.sharedStore(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	ns, err := store.Namespace(inmem.WorkingSetsNamespace)
-	if err != nil {
-		return nil, fmt.Errorf("ARROWHEAD_DATA_DIR: %w", err)
+	return sqlite.NewWorkingSets(store, limits)
+}
+
+// workingSetLimits are the working sets' bounds from the settings.
+func workingSetLimits(s *settings.Settings) ports.WorkingSetLimits {
+	return ports.WorkingSetLimits{
+		MaxSetsPerOwner: s.WorkingsetMaxSets,
+		MaxItemsPerSet:  s.WorkingsetMaxItems,
+		MaxSetsTotal:    s.WorkingsetMaxSets * workingSetOwnerAllowances,
 	}
-	return inmem.NewWorkingSets(ns, limits)
 }

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
+	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -38,15 +38,11 @@ func (rt *Runtime) openMemory(ctx context.Context, s *settings.Settings, embedde
 		rt.Health = append(rt.Health, store)
 		return store, memoryEmbedder(store.Semantic(), embedder), nil
 	}
-	store, err := rt.embeddedStore(s)
+	store, err := rt.sharedStore(ctx, s)
 	if err != nil {
 		return nil, nil, err
 	}
-	ns, err := store.Namespace(inmem.MemoryNamespace)
-	if err != nil {
-		return nil, nil, fmt.Errorf("ARROWHEAD_DATA_DIR: %w", err)
-	}
-	return inmem.NewMemoryStore(ns), nil, nil
+	return sqlite.NewMemoryStore(store), nil, nil
 }
 
 // memoryEmbedder is the one place that decides whether memories are

@@ -28,6 +28,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlguard"
+	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/adapters/telemetry"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
@@ -91,7 +92,8 @@ type Runtime struct {
 	// ARROWHEAD_METRICS_ADDR is empty.
 	MetricsAddr net.Addr
 
-	store *bolt.Store // the embedded store, once a family needs it
+	store  *bolt.Store   // the bbolt store (vectors, tasks), once a family needs it
+	shared *sqlite.Store // the store processes share, once a family needs it
 	// pools are the PostgreSQL pools by DSN: adapters configured with the
 	// same database share one.
 	pools   map[string]*postgres.Pool

@@ -1,0 +1,69 @@
+package wire
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/arrowhead-go/arrowhead/adapters/bolt"
+	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
+	"github.com/arrowhead-go/arrowhead/core/settings"
+)
+
+// sharedStore opens the embedded store that every server process on
+// ARROWHEAD_DATA_DIR shares (adapters/sqlite) on first use. On its first
+// open beside the previous release's bbolt file it imports that file's
+// memories, kv entries and working sets (importBolt), so nothing written
+// before the upgrade is left behind.
+func (rt *Runtime) sharedStore(ctx context.Context, s *settings.Settings) (*sqlite.Store, error) {
+	if rt.shared != nil {
+		return rt.shared, nil
+	}
+	store, err := sqlite.Open(sqlite.Config{Dir: s.DataDir})
+	if err != nil {
+		if errors.Is(err, sqlite.ErrCorrupt) || errors.Is(err, sqlite.ErrNewer) {
+			return nil, err // both name ARROWHEAD_DATA_DIR
+		}
+		return nil, fmt.Errorf("ARROWHEAD_DATA_DIR: the embedded store cannot be opened: %w", err)
+	}
+	rt.shared = store
+	rt.closers = append(rt.closers, func(context.Context) error { return store.Close() })
+	if err := rt.importBolt(ctx, s, store); err != nil {
+		return nil, fmt.Errorf("ARROWHEAD_DATA_DIR: the previous store's memories, kv entries and working sets could not be imported (nothing was changed; it is tried again at the next start): %w", err)
+	}
+	return store, nil
+}
+
+// importBolt moves the bbolt file's memories, kv entries and working sets
+// into store, once for the data directory.
+func (rt *Runtime) importBolt(ctx context.Context, s *settings.Settings, store *sqlite.Store) error {
+	if _, err := os.Stat(filepath.Join(s.DataDir, bolt.FileName)); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if done, err := store.Imported(ctx); err != nil || done {
+		return err
+	}
+	old, err := rt.embeddedStore(s)
+	if err != nil {
+		return err
+	}
+	memNS, err := old.Namespace(inmem.MemoryNamespace)
+	if err != nil {
+		return err
+	}
+	wsNS, err := old.Namespace(inmem.WorkingSetsNamespace)
+	if err != nil {
+		return err
+	}
+	// The limits only gate new pins, which the import makes none of.
+	sets, err := inmem.NewWorkingSets(wsNS, workingSetLimits(s))
+	if err != nil {
+		return err
+	}
+	_, err = store.ImportBolt(ctx, sqlite.BoltSource{Memory: inmem.NewMemoryStore(memNS), WorkingSets: sets})
+	return err
+}
