@@ -136,6 +136,9 @@ func (r *Runner) Run(ctx context.Context, req ports.RunRequest) (ports.RunResult
 		return ports.RunResult{}, err
 	}
 	cmd, after := r.b.command(s, lim, argv)
+	if err := applyRequest(r.b, cmd, s, req); err != nil {
+		return ports.RunResult{}, err
+	}
 	o, err := runProcess(ctx, cmd, req.Stdin, req.Limits.Wall, req.Limits.OutputBytes)
 	if after != nil {
 		after(o)
