@@ -146,6 +146,10 @@ type Settings struct {
 	ExecWallSeconds     float64
 	ExecTestWallSeconds float64
 	ExecMemoryBytes     int
+	// ExecTestMemoryBytes and ExecTestCPUSeconds bound each process of a
+	// run_tests run: compilers and test binaries need more than a snippet.
+	ExecTestMemoryBytes int
+	ExecTestCPUSeconds  int
 	ExecMaxOutputBytes  int
 	ExecMaxCodeBytes    int
 	ExecMaxCopyBytes    int
@@ -205,7 +209,8 @@ type Settings struct {
 
 // Extensions are the variables this server adds to the seed's reference.
 // Each is documented in README's configuration notes.
-var Extensions = []string{"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "ARROWHEAD_METRICS_ADDR", "ARROWHEAD_NOTIFY_SIGNING_SECRET", "ARROWHEAD_STATE_DSN"}
+var Extensions = []string{"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "ARROWHEAD_METRICS_ADDR", "ARROWHEAD_NOTIFY_SIGNING_SECRET", "ARROWHEAD_STATE_DSN",
+	"ARROWHEAD_EXEC_TEST_MEMORY_BYTES", "ARROWHEAD_EXEC_TEST_CPU_SECONDS"}
 
 // DefaultToolLimitVar is the fallback ceiling for a tool without its own.
 const DefaultToolLimitVar = "ARROWHEAD_DEFAULT_TOOL_PER_MINUTE"
