@@ -219,7 +219,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
-	runner, execRepo, err := rt.openExec(ctx, s, repoStore)
+	execP, err := rt.openExec(ctx, s, repoStore)
 	if err != nil {
 		return nil, err
 	}
@@ -255,7 +255,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		Metrics:    tel.Metrics(),
 		Clock:      clock,
 		Families: families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn,
-			runner: runner, execRepo: execRepo, notify: notifyPorts, repo: repoStore, tagger: tagger, completer: completer, context: ctxPorts,
+			exec: execP, notify: notifyPorts, repo: repoStore, tagger: tagger, completer: completer, context: ctxPorts,
 			memory: memory, memoryEmbedder: memoryEmbedder, tasks: tasks, scanner: scanner, clock: clock}),
 	})
 	if err != nil {
@@ -271,10 +271,10 @@ type familyPorts struct {
 	corpus     ports.DocumentStore
 	authorizer ports.Authorizer
 	connectors
-	// runner and execRepo are the exec family's; nil unless it is served.
-	runner   ports.Runner
-	execRepo ports.RepoStore
-	notify   notify.Ports
+	// exec is the exec family's runner, repository view and toolchains;
+	// zero unless it is served.
+	exec   execPorts
+	notify notify.Ports
 	// repo is nil when ARROWHEAD_REPO_ROOT names no directory; tagger is
 	// nil without universal-ctags on PATH.
 	repo   ports.RepoStore
@@ -301,7 +301,7 @@ func families(s *settings.Settings, p familyPorts) []core.Member {
 		docs.Family.With(docs.Ports{Store: p.corpus, Egress: p.egress, Authorizer: p.authorizer, Scanner: scanner}),
 		data.Family.With(data.Ports{Authorizer: p.authorizer, Vetter: sqlguard.New(sqlguard.Config{MaxLength: s.SQLQueryMaxLength}),
 			Embedder: p.embedder, Documents: p.corpus, SQL: p.sql, Vectors: p.vectors, Writer: p.writer}),
-		exectools.Family.With(exectools.Ports{Runner: p.runner, Authorizer: p.authorizer, Scanner: scanner, Repo: p.execRepo}),
+		exectools.Family.With(exectools.Ports{Runner: p.exec.runner, Authorizer: p.authorizer, Scanner: scanner, Repo: p.exec.repo, Toolchain: p.exec.toolchain}),
 		notify.Family.With(p.notify),
 		repo.Family.With(repo.Ports{Repo: p.repo, Authorizer: p.authorizer, Tagger: p.tagger}),
 		assist.Family.With(assist.Ports{Completer: p.completer, Repo: p.repo, Authorizer: p.authorizer}),

@@ -211,8 +211,12 @@ func (r testRunner) plan(ctx context.Context, call catalog.Call, prefix string) 
 		return testPlan{}, catalog.Unavailable(msgNoProject)
 	}
 	p := testPlan{copyPrefix: proj.root, dir: strings.TrimSuffix(proj.root, "/")}
-	// rel is the prefix inside the project, "" for all of it.
-	rel := strings.TrimPrefix(prefix, proj.root)
+	// rel is the prefix inside the project ("sub/" or "sub/file.py"), ""
+	// for all of it.
+	rel := strings.TrimPrefix(strings.TrimPrefix(strings.TrimSuffix(prefix, "/"), strings.TrimSuffix(proj.root, "/")), "/")
+	if rel != "" && strings.HasSuffix(prefix, "/") {
+		rel += "/"
+	}
 	switch proj.kind {
 	case kindGo:
 		if tc.Go == "" {

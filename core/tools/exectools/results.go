@@ -223,8 +223,11 @@ func parsePytestOutput(base string, stdout []byte) testReport {
 	type loc struct {
 		file string
 		line int
+		// errs are the section's "E   " lines: the assertion or exception,
+		// whole (the short summary cuts it to the terminal's width).
+		errs []string
 	}
-	where := map[string]loc{}
+	where := map[string]*loc{}
 	section := ""
 	for _, l := range strings.Split(string(stdout), "\n") {
 		l = strings.TrimRight(l, "\r")
@@ -232,19 +235,34 @@ func parsePytestOutput(base string, stdout []byte) testReport {
 			section = m[1]
 			continue
 		}
-		if m := pytestFrame.FindStringSubmatch(l); m != nil && section != "" {
-			if _, seen := where[section]; !seen {
-				n, _ := strconv.Atoi(m[2])
-				where[section] = loc{m[1], n}
+		if section != "" {
+			w := where[section]
+			if w == nil {
+				w = &loc{}
+				where[section] = w
 			}
-			continue
+			if m := pytestFrame.FindStringSubmatch(l); m != nil && w.file == "" {
+				w.file = m[1]
+				w.line, _ = strconv.Atoi(m[2])
+				continue
+			}
+			if rest, ok := strings.CutPrefix(l, "E "); ok {
+				w.errs = append(w.errs, strings.TrimSpace(rest))
+				continue
+			}
+		}
+		if strings.HasPrefix(l, "=") {
+			section = "" // the failures part ended
 		}
 		if m := pytestShort.FindStringSubmatch(l); m != nil {
 			node := m[2]
 			file, rest, _ := strings.Cut(node, "::")
 			f := testFailure{Test: node, File: path.Join(base, file), Message: m[3]}
-			if w, ok := where[strings.ReplaceAll(rest, "::", ".")]; ok {
+			if w, ok := where[strings.ReplaceAll(rest, "::", ".")]; ok && w.file != "" {
 				f.File, f.Line = path.Join(base, w.file), w.line
+				if len(w.errs) > 0 {
+					f.Message = strings.Join(w.errs, "\n")
+				}
 			}
 			rep.fail(f)
 			rep.Failed-- // counted from the summary line
