@@ -161,7 +161,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		}
 	}
 
-	rates, err := rt.rateStore(clock)
+	rates, err := rt.rateStore(ctx, clock)
 	if err != nil {
 		return nil, err
 	}
@@ -333,7 +333,11 @@ func Authorizer(s *settings.Settings) (ports.Authorizer, error) {
 // The per-process store takes back the tokens the shared bucket refused.
 var _ redis.Refunder = (*inmem.RateStore)(nil)
 
-func (rt *Runtime) rateStore(clock ports.Clock) (ports.RateStore, error) {
+// rateStore is the rate-limit store: in process, or shared through Redis
+// with the in-process store as its fallback. A Redis that does not answer
+// at start is a warning line (the limiter runs per process until it does),
+// not only a degraded /ready; the check costs at most one call timeout.
+func (rt *Runtime) rateStore(ctx context.Context, clock ports.Clock) (ports.RateStore, error) {
 	local := inmem.NewRateStore(clock)
 	if rt.Settings.RedisURL == "" {
 		return local, nil
@@ -350,6 +354,9 @@ func (rt *Runtime) rateStore(clock ports.Clock) (ports.RateStore, error) {
 		return nil, fmt.Errorf("ARROWHEAD_REDIS_URL: %w", err)
 	}
 	rt.Health = append(rt.Health, store)
+	if store.Health(ctx) != ports.HealthOK {
+		logger.Warn("ARROWHEAD_REDIS_URL: Redis does not answer at start; rate limits are per process until it does")
+	}
 	return store, nil
 }
 
