@@ -21,6 +21,10 @@ import (
 // ARROWHEAD_DATA_DIR.
 const goCacheDir = "exec-cache/go"
 
+// workdirGoCache is where they live under ARROWHEAD_EXEC_WORKDIR when the
+// data directory is out of the sandbox identity's reach.
+const workdirGoCache = "cache/go"
+
 // pytestProbeTimeout bounds the start-up check for pytest.
 const pytestProbeTimeout = 10 * time.Second
 
@@ -60,20 +64,41 @@ func findToolchain(ctx context.Context, s *settings.Settings, argv []string) (ex
 		} else if mc != "" {
 			warnings = append(warnings, fmt.Sprintf("run_tests: uid %d cannot read the Go module cache; Go modules with dependencies will not test offline (set GOMODCACHE to a directory it can read)", uid))
 		}
-		root, err := filepath.Abs(filepath.Join(s.DataDir, goCacheDir))
-		if err == nil {
-			err = os.MkdirAll(root, 0o711)
-		}
-		if err == nil && reachable(root, uid, gid, 0o1) {
+		if root, ok := goCacheRoot(s, uid, gid); ok {
 			tc.GoCache = func(_ context.Context, owner string) (string, error) { return ownCacheDir(root, owner, uid, gid) }
 		} else {
-			warnings = append(warnings, fmt.Sprintf("run_tests: uid %d cannot reach ARROWHEAD_DATA_DIR, so Go builds start from a cold cache every run", uid))
+			warnings = append(warnings, fmt.Sprintf("run_tests: uid %d can reach neither ARROWHEAD_DATA_DIR nor ARROWHEAD_EXEC_WORKDIR, so Go builds start from a cold cache every run", uid))
 		}
 	}
 	if tc.Python != "" && len(argv) == 0 {
 		tc.Pytest = hasPytest(ctx, tc.Python)
 	}
 	return tc, warnings, nil
+}
+
+// goCacheRoot is the directory the callers' Go build caches live in:
+// ARROWHEAD_DATA_DIR/exec-cache/go when the sandbox identity can reach it,
+// else beside the scratch directories under ARROWHEAD_EXEC_WORKDIR (which
+// the runner has made reachable): a root server's data directory is
+// private to root, and is not opened up for this.
+func goCacheRoot(s *settings.Settings, uid, gid int) (string, bool) {
+	for _, root := range []string{filepath.Join(s.DataDir, goCacheDir), filepath.Join(s.ExecWorkdir, workdirGoCache)} {
+		abs, err := filepath.Abs(root)
+		if err != nil {
+			continue
+		}
+		parent := filepath.Dir(filepath.Dir(abs))
+		if _, err := os.Stat(parent); err != nil || !reachable(parent, uid, gid, 0o1) {
+			continue
+		}
+		if err := os.MkdirAll(abs, 0o711); err != nil {
+			continue
+		}
+		if reachable(abs, uid, gid, 0o1) {
+			return abs, true
+		}
+	}
+	return "", false
 }
 
 // findProgram looks name up on the server's PATH, then on the sandbox

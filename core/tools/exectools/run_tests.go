@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path"
 	"strconv"
 	"strings"
 
@@ -25,6 +26,12 @@ const (
 	// result shows is still capped at ARROWHEAD_EXEC_MAX_OUTPUT_BYTES.
 	testCaptureBytes = 16 << 20
 )
+
+// copyDir is where the repository's copy sits in the scratch: below the
+// scratch root, which is also the run's HOME and (in the subprocess runner)
+// TMPDIR, so the toolchains' caches stay out of the copy and Go does not
+// ignore a go.mod sitting at the temporary directory's root.
+const copyDir = "repo"
 
 type runTestsInput struct {
 	PathPrefix string `json:"path_prefix,omitempty" description:"Repository subtree whose tests to run; empty is the whole repository." maxLength:"$path"`
@@ -99,7 +106,7 @@ func (r testRunner) run(ctx context.Context, call catalog.Call, in runTestsInput
 		Argv:     plan.argv,
 		Stage:    func(ctx context.Context, sc ports.Scratch) error { return r.copyTree(ctx, sc, files) },
 		Limits:   lim,
-		Dir:      plan.dir,
+		Dir:      path.Join(copyDir, plan.dir),
 		Env:      plan.env,
 		PathDirs: plan.pathDirs,
 		Mounts:   plan.mounts,
@@ -218,7 +225,7 @@ func (r testRunner) copyTree(ctx context.Context, sc ports.Scratch, files []port
 		if budget -= int64(len(data)); budget < 0 {
 			return errCopyTooLarge(r.settings)
 		}
-		if err := sc.WriteFile(f.Path, data); err != nil {
+		if err := sc.WriteFile(copyDir+"/"+f.Path, data); err != nil {
 			return err
 		}
 	}
