@@ -24,7 +24,7 @@ func BenchmarkRunTestsOverhead(b *testing.B) {
 		{"go", func(b *testing.B, repo string) (string, []string) {
 			copyTree(b, requireGoModule(b), filepath.Join(repo, "uuid"))
 			cache := filepath.Join(b.TempDir(), "gocache")
-			return "uuid/", []string{"GOCACHE=" + cache, "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-mod=mod -trimpath", "GOTOOLCHAIN=local",
+			return "uuid/", []string{"GOCACHE=" + cache, "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local",
 				"GOENV=off", "GOWORK=off", "GOTELEMETRY=off", "HOME=" + b.TempDir()}
 		}},
 		{"python", func(b *testing.B, repo string) (string, []string) {

@@ -177,10 +177,9 @@ const (
 // the host's module cache (GOPROXY=off; -mod=mod lets go.mod and go.sum be
 // completed from that cache), never switches toolchains, and reads no user
 // configuration or workspace. GOSUMDB=off: nothing is downloaded, and what
-// is in the cache was verified when it was. -trimpath keeps the scratch
-// directory's random path out of build and test cache keys (so a warm
-// cache is hit run after run) and out of the output.
-var goEnv = []string{"GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-mod=mod -trimpath", "GOTOOLCHAIN=local",
+// is in the cache was verified when it was. (Not -trimpath: tests that find
+// their testdata through runtime.Caller need real file paths.)
+var goEnv = []string{"GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local",
 	"GOENV=off", "GOWORK=off", "GOTELEMETRY=off"}
 
 // Environment every Python run gets: no bytecode written into the copy.
