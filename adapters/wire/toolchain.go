@@ -103,14 +103,15 @@ func goCacheRoot(s *settings.Settings, uid, gid int) (string, bool) {
 
 // findProgram looks name up on the server's PATH, then on the sandbox
 // PATH, keeping the first regular executable file the sandbox identity can
-// reach and run (a pyenv shim under a private home is passed over). A name
-// with a slash must be absolute.
+// reach and run (a pyenv shim under a private home is passed over). An
+// absolute name must be such a file; a relative one with a slash is left
+// alone, as it names a file of the copy the command runs in.
 func findProgram(name string, uid, gid int) (string, bool) {
 	if strings.Contains(name, "/") {
-		if filepath.IsAbs(name) && reachable(name, uid, gid, 0o1) {
+		if !filepath.IsAbs(name) {
 			return name, true
 		}
-		return "", false
+		return name, reachable(name, uid, gid, 0o1)
 	}
 	dirs := append(filepath.SplitList(os.Getenv("PATH")), filepath.SplitList(sandbox.SandboxPATH)...)
 	for _, d := range dirs {
