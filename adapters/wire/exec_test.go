@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"io/fs"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arrowhead-go/arrowhead/adapters/sandbox"
 	"github.com/arrowhead-go/arrowhead/adapters/sandboxtest"
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
@@ -148,13 +150,31 @@ func requireGoModule(t testing.TB) string {
 // offline, and the results are parsed; a failing test added to the copy is
 // reported with its name, file and line, and the repository is unchanged.
 func TestRunTestsOnARealGoModule(t *testing.T) {
+	for _, runner := range runners {
+		t.Run(runner, func(t *testing.T) { testRealGoModule(t, runner) })
+	}
+}
+
+// runners are the runners run_tests is tried under here.
+var runners = []string{"subprocess", "bubblewrap"}
+
+// requireRunner skips (or fails) t when runner cannot run here.
+func requireRunner(t *testing.T, runner string) {
+	t.Helper()
+	if _, err := sandbox.New(t.Context(), sandbox.Config{Runner: runner, Workdir: sandboxtest.Workdir(t)}); errors.Is(err, sandbox.ErrUnavailable) {
+		sandboxtest.SkipOrFail(t, "%v", err)
+	}
+}
+
+func testRealGoModule(t *testing.T, runner string) {
+	requireRunner(t, runner)
 	src := requireGoModule(t)
 	repo := t.TempDir()
 	copyTree(t, src, filepath.Join(repo, "uuid"))
 	coretest.WriteFiles(t, repo, map[string]string{"README.md": "not a module\n"})
 	// The first run on a machine compiles the standard library into the
 	// caller's cold build cache: minutes on a busy two-core machine.
-	rt := execRuntime(t, repo, map[string]string{"ARROWHEAD_EXEC_TEST_WALL_SECONDS": "900"})
+	rt := execRuntime(t, repo, map[string]string{"ARROWHEAD_EXEC_TEST_WALL_SECONDS": "900", "ARROWHEAD_EXEC_RUNNER": runner})
 
 	out := runTests(t, rt, "uuid/")
 	passed, failed, _, _ := testsOf(t, out)
@@ -193,6 +213,13 @@ func TestRunTestsOnARealGoModule(t *testing.T) {
 // the exec family enabled: pytest (installed) on the project marked by
 // pyproject.toml, with src/ on PYTHONPATH.
 func TestRunTestsOnARealPythonPackage(t *testing.T) {
+	for _, runner := range runners {
+		t.Run(runner, func(t *testing.T) { testRealPythonPackage(t, runner) })
+	}
+}
+
+func testRealPythonPackage(t *testing.T, runner string) {
+	requireRunner(t, runner)
 	sandboxtest.RequirePython(t)
 	if _, err := os.Stat(filepath.Join(realPyPackage, "tests")); err != nil {
 		sandboxtest.SkipOrFail(t, "%s is missing (Debian package python3-lazr.uri)", realPyPackage)
@@ -203,7 +230,7 @@ func TestRunTestsOnARealPythonPackage(t *testing.T) {
 	repo := t.TempDir()
 	copyTree(t, realPyPackage, filepath.Join(repo, "src", "lazr", "uri"))
 	coretest.WriteFiles(t, repo, map[string]string{"pyproject.toml": "[project]\nname = \"lazr.uri\"\nversion = \"1.0.6\"\n"})
-	rt := execRuntime(t, repo, nil)
+	rt := execRuntime(t, repo, map[string]string{"ARROWHEAD_EXEC_RUNNER": runner})
 
 	out := runTests(t, rt, "")
 	passed, failed, _, _ := testsOf(t, out)
