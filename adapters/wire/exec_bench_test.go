@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -23,7 +24,8 @@ func BenchmarkRunTestsOverhead(b *testing.B) {
 	}{
 		{"go", func(b *testing.B, repo string) (string, []string) {
 			copyTree(b, requireGoModule(b), filepath.Join(repo, "uuid"))
-			cache := filepath.Join(b.TempDir(), "gocache")
+			// Kept from run to run, as the tool's own cache is (execDataDir).
+			cache := filepath.Join(os.TempDir(), "arrowhead-wire-exec-bench-gocache")
 			return "uuid/", []string{"GOCACHE=" + cache, "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local",
 				"GOENV=off", "GOWORK=off", "GOTELEMETRY=off", "HOME=" + b.TempDir()}
 		}},
@@ -33,13 +35,21 @@ func BenchmarkRunTestsOverhead(b *testing.B) {
 			return "", []string{"PYTHONPATH=src", "PYTHONDONTWRITEBYTECODE=1", "HOME=" + b.TempDir()}
 		}},
 	}
-	for _, c := range cases {
-		b.Run(c.name, func(b *testing.B) {
+	for _, runner := range []string{"subprocess", "bubblewrap"} {
+		for _, c := range cases {
+			benchRunTests(b, runner, c.name, c.setup)
+		}
+	}
+}
+
+func benchRunTests(b *testing.B, runner, name string, setup func(b *testing.B, repo string) (string, []string)) {
+	{
+		b.Run(runner+"/"+name, func(b *testing.B) {
 			repo := b.TempDir()
-			prefix, env := c.setup(b, repo)
+			prefix, env := setup(b, repo)
 			direct := b.TempDir()
 			copyTree(b, repo, direct)
-			rt := execRuntime(b, repo, map[string]string{"ARROWHEAD_EXEC_TEST_WALL_SECONDS": "900"})
+			rt := execRuntime(b, repo, map[string]string{"ARROWHEAD_EXEC_TEST_WALL_SECONDS": "900", "ARROWHEAD_EXEC_RUNNER": runner})
 			args := map[string]any{"path_prefix": prefix}
 			call := func() map[string]any {
 				res, err := rt.App.Call(b.Context(), ports.Operator(), "run_tests", args)
