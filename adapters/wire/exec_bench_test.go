@@ -24,7 +24,7 @@ func BenchmarkRunTestsOverhead(b *testing.B) {
 	}{
 		{"go", func(b *testing.B, repo string) (string, []string) {
 			copyTree(b, requireGoModule(b), filepath.Join(repo, "uuid"))
-			// Kept from run to run, as the tool's own cache is (execDataDir).
+			// Kept from run to run, as the tool's own cache is (execWorkdir).
 			cache := filepath.Join(os.TempDir(), "arrowhead-wire-exec-bench-gocache")
 			return "uuid/", []string{"GOCACHE=" + cache, "GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local",
 				"GOENV=off", "GOWORK=off", "GOTELEMETRY=off", "HOME=" + b.TempDir()}

@@ -59,11 +59,14 @@ func copyTree(t testing.TB, src, dst string) {
 	}
 }
 
-// execDataDir is the data directory of these tests: fixed, so the Go build
-// cache stays warm from one run of the test binary to the next, and
-// reachable by the sandbox uid.
-func execDataDir(t testing.TB) string {
-	dir := filepath.Join(os.TempDir(), "arrowhead-wire-exec-test-data")
+// execWorkdir is the scratch root of these tests: fixed, so the Go build
+// cache kept under it stays warm from one run of the test binary to the
+// next (a root server's private data directory is out of the sandbox
+// user's reach, so the cache lives beside the scratch directories), and
+// reachable by the sandbox uid. Several processes may share a scratch root;
+// the data directory, which one process locks, stays per test.
+func execWorkdir(t testing.TB) string {
+	dir := filepath.Join(os.TempDir(), "arrowhead-wire-exec-test-scratch")
 	if err := os.MkdirAll(dir, 0o711); err != nil {
 		t.Fatal(err)
 	}
@@ -81,8 +84,8 @@ func execRuntime(t testing.TB, repo string, extra map[string]string) *wire.Runti
 		"ARROWHEAD_EXEC_ENABLED":       "true",
 		"ARROWHEAD_PROFILE":            "coding",
 		"ARROWHEAD_REPO_ROOT":          repo,
-		"ARROWHEAD_DATA_DIR":           execDataDir(t),
-		"ARROWHEAD_EXEC_WORKDIR":       sandboxtest.Workdir(t),
+		"ARROWHEAD_DATA_DIR":           t.TempDir(),
+		"ARROWHEAD_EXEC_WORKDIR":       execWorkdir(t),
 		"ARROWHEAD_JAIL_ROOT":          t.TempDir(),
 		"ARROWHEAD_DOCS_ROOT":          t.TempDir(),
 		"ARROWHEAD_RATE_LIMIT_ENABLED": "false",
