@@ -32,6 +32,9 @@ type Options struct {
 	ConfigFile string
 	// LookupEnv reads the process environment; nil means os.LookupEnv.
 	LookupEnv func(string) (string, bool)
+	// Environ lists the environment's variable names for UnknownWarnings;
+	// nil means os.Environ's.
+	Environ func() []string
 }
 
 // Load returns validated settings or a *settings.Error naming the first

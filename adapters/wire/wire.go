@@ -163,7 +163,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		}
 	}
 
-	rates, err := rt.rateStore(clock)
+	rates, err := rt.rateStore(ctx, clock)
 	if err != nil {
 		return nil, err
 	}
@@ -221,7 +221,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
-	runner, execRepo, err := rt.openExec(ctx, s, repoStore)
+	execP, err := rt.openExec(ctx, s, repoStore)
 	if err != nil {
 		return nil, err
 	}
@@ -257,7 +257,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		Metrics:    tel.Metrics(),
 		Clock:      clock,
 		Families: families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn,
-			runner: runner, execRepo: execRepo, notify: notifyPorts, repo: repoStore, tagger: tagger, completer: completer, context: ctxPorts,
+			exec: execP, notify: notifyPorts, repo: repoStore, tagger: tagger, completer: completer, context: ctxPorts,
 			memory: memory, memoryEmbedder: memoryEmbedder, tasks: tasks, scanner: scanner, clock: clock}),
 	})
 	if err != nil {
@@ -273,10 +273,10 @@ type familyPorts struct {
 	corpus     ports.DocumentStore
 	authorizer ports.Authorizer
 	connectors
-	// runner and execRepo are the exec family's; nil unless it is served.
-	runner   ports.Runner
-	execRepo ports.RepoStore
-	notify   notify.Ports
+	// exec is the exec family's runner, repository view and toolchains;
+	// zero unless it is served.
+	exec   execPorts
+	notify notify.Ports
 	// repo is nil when ARROWHEAD_REPO_ROOT names no directory; tagger is
 	// nil without universal-ctags on PATH.
 	repo   ports.RepoStore
@@ -303,7 +303,7 @@ func families(s *settings.Settings, p familyPorts) []core.Member {
 		docs.Family.With(docs.Ports{Store: p.corpus, Egress: p.egress, Authorizer: p.authorizer, Scanner: scanner}),
 		data.Family.With(data.Ports{Authorizer: p.authorizer, Vetter: sqlguard.New(sqlguard.Config{MaxLength: s.SQLQueryMaxLength}),
 			Embedder: p.embedder, Documents: p.corpus, SQL: p.sql, Vectors: p.vectors, Writer: p.writer}),
-		exectools.Family.With(exectools.Ports{Runner: p.runner, Authorizer: p.authorizer, Scanner: scanner, Repo: p.execRepo}),
+		exectools.Family.With(exectools.Ports{Runner: p.exec.runner, Authorizer: p.authorizer, Scanner: scanner, Repo: p.exec.repo, Toolchain: p.exec.toolchain}),
 		notify.Family.With(p.notify),
 		repo.Family.With(repo.Ports{Repo: p.repo, Authorizer: p.authorizer, Tagger: p.tagger, Scanner: scanner}),
 		assist.Family.With(assist.Ports{Completer: p.completer, Repo: p.repo, Authorizer: p.authorizer}),
@@ -335,7 +335,11 @@ func Authorizer(s *settings.Settings) (ports.Authorizer, error) {
 // The per-process store takes back the tokens the shared bucket refused.
 var _ redis.Refunder = (*inmem.RateStore)(nil)
 
-func (rt *Runtime) rateStore(clock ports.Clock) (ports.RateStore, error) {
+// rateStore is the rate-limit store: in process, or shared through Redis
+// with the in-process store as its fallback. A Redis that does not answer
+// at start is a warning line (the limiter runs per process until it does),
+// not only a degraded /ready; the check costs at most one call timeout.
+func (rt *Runtime) rateStore(ctx context.Context, clock ports.Clock) (ports.RateStore, error) {
 	local := inmem.NewRateStore(clock)
 	if rt.Settings.RedisURL == "" {
 		return local, nil
@@ -357,6 +361,9 @@ func (rt *Runtime) rateStore(clock ports.Clock) (ports.RateStore, error) {
 		return nil, fmt.Errorf("ARROWHEAD_REDIS_URL: %w", err)
 	}
 	rt.Health = append(rt.Health, store)
+	if store.Health(ctx) != ports.HealthOK {
+		logger.Warn("ARROWHEAD_REDIS_URL: Redis does not answer at start; each replica enforces only its share of every ceiling until it does")
+	}
 	// The presence heartbeat sets the outage share; it stops (and leaves
 	// the set) before the client closes, since closers run last to first.
 	hbCtx, stopHB := context.WithCancel(context.Background())

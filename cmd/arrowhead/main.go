@@ -19,6 +19,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/arrowhead-go/arrowhead/adapters/config"
@@ -90,19 +91,28 @@ const usage = `arrowhead: a hardened MCP server
 // loadSettings reads the configuration, printing every problem on its own
 // line (each naming its variable).
 func loadSettings(stderr io.Writer) (*settings.Settings, bool) {
+	s, _ := loadSettingsReason(stderr)
+	return s, s != nil
+}
+
+// loadSettingsReason is loadSettings that also returns the problems as one
+// line, for a client to show; the settings are nil on failure.
+func loadSettingsReason(stderr io.Writer) (*settings.Settings, string) {
 	s, err := config.Load(config.Options{})
 	if err == nil {
-		return s, true
+		return s, ""
 	}
 	var se *settings.Error
 	if errors.As(err, &se) {
+		var reasons []string
 		for _, p := range se.Problems {
 			fmt.Fprintf(stderr, "arrowhead: invalid configuration: %s\n", p)
+			reasons = append(reasons, oneLine(p.String()))
 		}
-		return nil, false
+		return nil, strings.Join(reasons, "; ")
 	}
 	fmt.Fprintf(stderr, "arrowhead: %v\n", err)
-	return nil, false
+	return nil, oneLine(err.Error())
 }
 
 func signalContext() (context.Context, context.CancelFunc) {

@@ -7,12 +7,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"time"
 
 	"go.uber.org/zap"
 
 	"github.com/arrowhead-go/arrowhead/adapters/auth"
+	"github.com/arrowhead-go/arrowhead/adapters/config"
 	mcpadapter "github.com/arrowhead-go/arrowhead/adapters/mcp"
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
 	"github.com/arrowhead-go/arrowhead/cmd/arrowhead/internal/startgc"
@@ -37,9 +39,15 @@ const (
 )
 
 func serveCmd(stdin io.Reader, stdout, stderr io.Writer) int {
-	s, ok := loadSettings(stderr)
-	if !ok {
+	s, reason := loadSettingsReason(stderr)
+	if s == nil {
+		if os.Getenv("ARROWHEAD_TRANSPORT") != "http" {
+			answerRefusal(stdin, stdout, "arrowhead: invalid configuration: "+reason)
+		}
 		return exitUsage
+	}
+	for _, w := range config.UnknownWarnings(config.Options{}) {
+		fmt.Fprintf(stderr, "arrowhead: warning: %s\n", w)
 	}
 	ctx, stop := signalContext()
 	defer stop()
@@ -52,6 +60,9 @@ func serveCmd(stdin io.Reader, stdout, stderr io.Writer) int {
 	rt, err := wire.Build(ctx, s, wire.Options{AuditWriter: auditW, LogWriter: stderr})
 	if err != nil {
 		fmt.Fprintf(stderr, "arrowhead: %v\n", err)
+		if !s.IsHTTP() {
+			answerRefusal(stdin, stdout, "arrowhead: "+oneLine(err.Error()))
+		}
 		return exitFailure
 	}
 	defer func() {

@@ -151,6 +151,10 @@ type Settings struct {
 	ExecWallSeconds     float64
 	ExecTestWallSeconds float64
 	ExecMemoryBytes     int
+	// ExecTestMemoryBytes and ExecTestCPUSeconds bound each process of a
+	// run_tests run: compilers and test binaries need more than a snippet.
+	ExecTestMemoryBytes int
+	ExecTestCPUSeconds  int
 	ExecMaxOutputBytes  int
 	ExecMaxCodeBytes    int
 	ExecMaxCopyBytes    int
@@ -218,6 +222,7 @@ var Extensions = []string{
 	"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "ARROWHEAD_METRICS_ADDR", "ARROWHEAD_NOTIFY_SIGNING_SECRET", "ARROWHEAD_STATE_DSN",
 	"ARROWHEAD_REPO_ALLOWED_NAMES", "ARROWHEAD_REPO_SEARCH_MAX_TOTAL_BYTES", "ARROWHEAD_REPO_SEARCH_TIMEOUT_MS",
 	"ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB", "ARROWHEAD_SQL_WORK_MEM_MB", "ARROWHEAD_RATE_LIMIT_FALLBACK_SHARE",
+	"ARROWHEAD_EXEC_TEST_MEMORY_BYTES", "ARROWHEAD_EXEC_TEST_CPU_SECONDS",
 }
 
 // DefaultToolLimitVar is the fallback ceiling for a tool without its own.

@@ -273,13 +273,17 @@ func (s *Settings) vars() []*Var {
 			text("ARROWHEAD_EXEC_WORKDIR", "exec-scratch", &s.ExecWorkdir, nonEmpty).
 				means("The scratch directory runs happen in."),
 			integer("ARROWHEAD_EXEC_CPU_SECONDS", "10", &s.ExecCPUSeconds, between(1, 86400)).
-				means("The CPU-time limit of one run, in seconds."),
+				means("The CPU-time limit of one run_snippet process, in seconds."),
 			seconds("ARROWHEAD_EXEC_WALL_SECONDS", "30.0", &s.ExecWallSeconds).
 				means("The wall-clock limit of one run_snippet."),
 			seconds("ARROWHEAD_EXEC_TEST_WALL_SECONDS", "120.0", &s.ExecTestWallSeconds).
 				means("The wall-clock limit of one run_tests."),
 			integer("ARROWHEAD_EXEC_MEMORY_BYTES", "512000000", &s.ExecMemoryBytes, atLeast(1<<20)).
-				means("The memory limit of one run, in bytes."),
+				means("The memory limit of one run_snippet process (its address space), in bytes."),
+			integer("ARROWHEAD_EXEC_TEST_MEMORY_BYTES", "4000000000", &s.ExecTestMemoryBytes, atLeast(1<<20)).
+				means("The memory limit of each run_tests process (its address space), in bytes: the Go toolchain reserves about 2 GB of address space at start."),
+			integer("ARROWHEAD_EXEC_TEST_CPU_SECONDS", "300", &s.ExecTestCPUSeconds, between(1, 86400)).
+				means("The CPU-time limit of each run_tests process, in seconds: compilers and test binaries use several cores."),
 			integer("ARROWHEAD_EXEC_MAX_OUTPUT_BYTES", "200000", &s.ExecMaxOutputBytes).
 				means("The most output kept from one run, in bytes."),
 			integer("ARROWHEAD_EXEC_MAX_CODE_BYTES", "100000", &s.ExecMaxCodeBytes).
@@ -289,7 +293,7 @@ func (s *Settings) vars() []*Var {
 			integer("ARROWHEAD_EXEC_COPY_MAX_FILES", "500", &s.ExecCopyMaxFiles).
 				means("The most files run_tests copies into the sandbox."),
 			text("ARROWHEAD_EXEC_TEST_COMMAND", "", &s.ExecTestCommand, optional(commandLine)).
-				means("The command run_tests runs in the copied subtree, split like a shell line but run without a shell; empty refuses run_tests."),
+				means("The command run_tests runs in the copied project, split like a shell line but run without a shell; its program is found on the server's PATH at start. Empty detects it from the project: go test -json for a go.mod, pytest (or unittest discovery) for a Python project, npm test for a package.json test script."),
 		),
 		in(Section{Title: "Working sets and context packer", About: "Owner-scoped working sets of pinned references, and the token-budgeted bundles pack_context assembles from them."},
 			integer("ARROWHEAD_WORKINGSET_MAX_SETS", "100", &s.WorkingsetMaxSets).

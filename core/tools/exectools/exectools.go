@@ -32,8 +32,13 @@ type Ports struct {
 	// Scanner finds and redacts secrets in the output; one per process.
 	Scanner *security.Scanner
 	// Repo is the repository run_tests copies from; nil leaves run_tests
-	// not configured.
+	// not configured. It should serve the files test toolchains need
+	// (go.sum, lock files, fixtures) beside the source.
 	Repo ports.RepoStore `port:"optional"`
+	// Toolchain is what run_tests knows of the host's toolchains; its zero
+	// value runs only ARROWHEAD_EXEC_TEST_COMMAND, looked up on the
+	// sandbox PATH.
+	Toolchain Toolchain
 }
 
 // Family is the exec family.
@@ -46,13 +51,13 @@ var Family = core.Family[Ports]{
 	},
 	Bind: func(s *settings.Settings, p Ports) core.Components {
 		sb := sandbox{settings: s, runner: p.Runner, authorizer: p.Authorizer, secrets: p.Scanner}
-		tests := runTests(s).NotConfigured(msgTestsNoCommand)
-		switch {
-		case len(s.ExecTestArgv()) == 0:
-		case p.Repo == nil:
-			tests = runTests(s).NotConfigured(msgTestsNoRepo)
-		default:
-			tests = runTests(s).Bind(testRunner{sandbox: sb, repo: p.Repo, argv: s.ExecTestArgv()}.run)
+		tests := runTests(s).NotConfigured(msgTestsNoRepo)
+		if p.Repo != nil {
+			tc := p.Toolchain
+			if tc.Command == nil {
+				tc.Command = s.ExecTestArgv()
+			}
+			tests = runTests(s).Bind(testRunner{sandbox: sb, repo: p.Repo, tools: tc}.run)
 		}
 		return core.Components{Tools: []catalog.ToolSpec{runSnippet(s).Bind(snippetRunner{sb}.run), tests}}
 	},
@@ -60,10 +65,9 @@ var Family = core.Family[Ports]{
 
 // Refusals shared by both tools.
 const (
-	msgTestsNoCommand = "run_tests is not configured: set ARROWHEAD_EXEC_TEST_COMMAND."
-	msgTestsNoRepo    = "run_tests is not configured: the repository (ARROWHEAD_REPO_ROOT) is not open."
-	msgRunFailed      = "The sandbox could not run the command."
-	msgNoProgram      = "The sandbox cannot find the program to run."
+	msgTestsNoRepo = "run_tests is not configured: the repository (ARROWHEAD_REPO_ROOT) is not open."
+	msgRunFailed   = "The sandbox could not run the command."
+	msgNoProgram   = "The sandbox cannot find the program to run."
 )
 
 // execOutput is both tools' structured result.
@@ -113,39 +117,50 @@ func (b sandbox) limits(wall time.Duration, processes, openFiles int, fileBytes 
 	}
 }
 
-// run runs req and renders its result; tool names the run in the frame.
-func (b sandbox) run(ctx context.Context, tool string, req ports.RunRequest) (*catalog.Reply[execOutput], error) {
+// exec runs req, turning a runner failure into the tool's refusal.
+func (b sandbox) exec(ctx context.Context, req ports.RunRequest) (ports.RunResult, error) {
 	res, err := b.runner.Run(ctx, req)
 	if err != nil {
 		if te, ok := catalog.AsToolError(err); ok {
-			return nil, te // a refusal raised while staging
+			return res, te // a refusal raised while staging
 		}
 		if errors.Is(err, ports.ErrProgramNotFound) {
-			return nil, catalog.Unavailable(msgNoProgram).WithCause(err)
+			return res, catalog.Unavailable(msgNoProgram).WithCause(err)
 		}
 		if ctxErr := ctx.Err(); ctxErr != nil {
-			return nil, ctxErr
+			return res, ctxErr
 		}
-		return nil, catalog.Failed(msgRunFailed).WithCause(err)
+		return res, catalog.Failed(msgRunFailed).WithCause(err)
 	}
-	return b.reply(tool, res), nil
+	return res, nil
 }
 
-// reply sanitizes, redacts and re-caps the output and frames it. Output is
-// sanitized before it is scanned, so an escape sequence spliced into a
-// secret cannot hide it from the scanner; the cap is applied again because
-// sanitizing may grow invalid bytes into replacement characters.
-func (b sandbox) reply(tool string, res ports.RunResult) *catalog.Reply[execOutput] {
+// run runs req and renders its result; tool names the run in the frame.
+func (b sandbox) run(ctx context.Context, tool string, req ports.RunRequest) (*catalog.Reply[execOutput], error) {
+	res, err := b.exec(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	out, framed := b.output(tool, res, res.Stdout, "")
+	return catalog.Answer(out, summary(tool, out)+"\n"+framed), nil
+}
+
+// output sanitizes, redacts and re-caps the output and frames it, with
+// extra (already clean) text ahead of it inside the frame. stdout is what
+// to show of the command's standard output. Output is sanitized before it
+// is scanned, so an escape sequence spliced into a secret cannot hide it
+// from the scanner; the cap is applied again because sanitizing may grow
+// invalid bytes into replacement characters.
+func (b sandbox) output(tool string, res ports.RunResult, stdoutShown []byte, extra string) (execOutput, string) {
 	budget := b.settings.ExecMaxOutputBytes
 	clean := func(raw []byte) (string, bool) {
-		text, _ := b.secrets.Redact(content.SanitizeString(string(raw)))
-		text, cut := content.Truncate(text, budget)
+		text, cut := content.Truncate(b.clean(string(raw)), budget)
 		budget -= len(text)
 		return text, cut
 	}
-	stdout, cutOut := clean(res.Stdout)
+	stdout, cutOut := clean(stdoutShown)
 	stderr, cutErr := clean(res.Stderr)
-	body := "stdout:\n" + stdout + "\nstderr:\n" + stderr
+	body := extra + "stdout:\n" + stdout + "\nstderr:\n" + stderr
 	framed := content.Frame(body, content.NewSource("exec", tool, "text", append(append([]byte(nil), res.Stdout...), res.Stderr...)))
 	out := execOutput{
 		ExitCode:   res.ExitCode,
@@ -159,7 +174,13 @@ func (b sandbox) reply(tool string, res ports.RunResult) *catalog.Reply[execOutp
 		Marker:     framed.Marker,
 		Untrusted:  true,
 	}
-	return catalog.Answer(out, summary(tool, out)+"\n"+framed.Text)
+	return out, framed.Text
+}
+
+// clean sanitizes and then secret-redacts text from the sandbox.
+func (b sandbox) clean(s string) string {
+	text, _ := b.secrets.Redact(content.SanitizeString(s))
+	return text
 }
 
 // summary is the text answer's first line: how the run ended and under

@@ -52,6 +52,12 @@ type env struct {
 // on top of an enabled exec family.
 func newEnv(t testing.TB, vars map[string]string, files map[string]string) env {
 	t.Helper()
+	return newEnvWith(t, vars, files, exectools.Toolchain{})
+}
+
+// newEnvWith is newEnv with run_tests' toolchains.
+func newEnvWith(t testing.TB, vars map[string]string, files map[string]string, tc exectools.Toolchain) env {
+	t.Helper()
 	sandboxtest.RequirePython(t)
 	repoDir := t.TempDir()
 	coretest.WriteFiles(t, repoDir, files)
@@ -75,7 +81,7 @@ func newEnv(t testing.TB, vars map[string]string, files map[string]string) env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := exectools.Ports{Runner: r, Authorizer: pol, Scanner: security.NewScanner([]byte("0123456789abcdef0123456789abcdef"))}
+	p := exectools.Ports{Runner: r, Authorizer: pol, Scanner: security.NewScanner([]byte("0123456789abcdef0123456789abcdef")), Toolchain: tc}
 	if files != nil {
 		repo, err := afs.OpenRepo(afs.RepoConfig{Root: repoDir})
 		if err != nil {

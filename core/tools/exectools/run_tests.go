@@ -3,6 +3,10 @@ package exectools
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path"
+	"strconv"
+	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/security"
@@ -10,27 +14,50 @@ import (
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// Limits of a test run that have no setting of their own: test runners
-// start workers and write caches and reports.
+// Limits of a test run that have no setting of their own: toolchains
+// start compilers, parallel test binaries and workers (each thread counts
+// as a process) and write caches and reports.
 const (
-	testProcesses = 256
-	testOpenFiles = 1024
-	testFileBytes = 64 << 20
+	testProcesses = 1024
+	testOpenFiles = 4096
+	testFileBytes = 256 << 20
+	// testCaptureBytes is how much output is read for parsing (go test
+	// -json's event stream is several times the text it encodes); what the
+	// result shows is still capped at ARROWHEAD_EXEC_MAX_OUTPUT_BYTES.
+	testCaptureBytes = 16 << 20
 )
 
+// copyDir is where the repository's copy sits in the scratch: below the
+// scratch root, which is also the run's HOME and (in the subprocess runner)
+// TMPDIR, so the toolchains' caches stay out of the copy and Go does not
+// ignore a go.mod sitting at the temporary directory's root.
+const copyDir = "repo"
+
 type runTestsInput struct {
-	PathPrefix string `json:"path_prefix,omitempty" description:"Repository subtree to copy and test; empty is the whole repository." maxLength:"$path"`
+	PathPrefix string `json:"path_prefix,omitempty" description:"Repository subtree whose tests to run; empty is the whole repository." maxLength:"$path"`
+}
+
+// runTestsOutput is run_tests' result: the run, what ran and why, and the
+// parsed results.
+type runTestsOutput struct {
+	execOutput
+	Command string     `json:"command" description:"The command that ran, in the project's copy."`
+	Reason  string     `json:"reason" description:"Why that command: the setting, or the project file it was detected from."`
+	WorkDir string     `json:"work_dir" description:"The repository-relative directory it ran in (the project root); empty is the repository root."`
+	Tests   testReport `json:"tests" description:"Parsed results: counts and each failure's test, file, line and message."`
 }
 
 // runTests defines run_tests.
-func runTests(*settings.Settings) catalog.Tool[runTestsInput, execOutput] {
-	return catalog.Define[runTestsInput, execOutput](catalog.ToolDef{
+func runTests(*settings.Settings) catalog.Tool[runTestsInput, runTestsOutput] {
+	return catalog.Define[runTestsInput, runTestsOutput](catalog.ToolDef{
 		Name:    "run_tests",
 		Family:  catalog.FamilyExec,
 		Scope:   "exec:run",
 		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_RUN_TESTS_PER_MINUTE", Default: 4},
-		Description: "Copy the authorized repository subtree into the sandbox and run the configured test command there, " +
-			"returning its bounded, secret-redacted output. Requires the execution feature to be enabled and granted. " +
+		Description: "Copy the authorized files of the project path_prefix belongs to into the sandbox and run its tests there: " +
+			"the configured test command, or one detected from the project (go test for go.mod, pytest or unittest for Python, " +
+			"npm test for package.json). Returns the parsed counts and failures with their file and line, and the bounded, " +
+			"secret-redacted output. Requires the execution feature to be enabled and granted. " +
 			"Example: run_tests(path_prefix=\"src/\").",
 		Annotations: catalog.Annotations{Title: "Run tests", OpenWorld: true},
 		Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
@@ -38,14 +65,14 @@ func runTests(*settings.Settings) catalog.Tool[runTestsInput, execOutput] {
 }
 
 // testRunner is run_tests: the sandbox, the repository it copies from and
-// the configured command.
+// the toolchains it may run.
 type testRunner struct {
 	sandbox
-	repo ports.RepoStore
-	argv []string
+	repo  ports.RepoStore
+	tools Toolchain
 }
 
-func (r testRunner) run(ctx context.Context, call catalog.Call, in runTestsInput) (*catalog.Reply[execOutput], error) {
+func (r testRunner) run(ctx context.Context, call catalog.Call, in runTestsInput) (*catalog.Reply[runTestsOutput], error) {
 	s := r.settings
 	prefix, err := security.CleanRelPrefix(in.PathPrefix)
 	if err != nil {
@@ -54,15 +81,89 @@ func (r testRunner) run(ctx context.Context, call catalog.Call, in runTestsInput
 	if err := r.authorize(ctx, call, "run_tests"); err != nil {
 		return nil, err
 	}
-	files, err := r.authorizedFiles(ctx, call, prefix)
+	plan, err := r.plan(ctx, call, prefix)
 	if err != nil {
 		return nil, err
 	}
-	return r.sandbox.run(ctx, "run_tests", ports.RunRequest{
-		Argv:   r.argv,
-		Stage:  func(ctx context.Context, sc ports.Scratch) error { return r.copyTree(ctx, sc, files) },
-		Limits: r.limits(settings.Seconds(s.ExecTestWallSeconds), testProcesses, testOpenFiles, testFileBytes),
+	files, err := r.authorizedFiles(ctx, call, plan.copyPrefix)
+	if err != nil {
+		return nil, err
+	}
+	modulePath := ""
+	if plan.parser == parseGoJSON {
+		modulePath = r.modulePath(ctx, plan.copyPrefix)
+	}
+	lim := ports.RunLimits{
+		Wall:        settings.Seconds(s.ExecTestWallSeconds),
+		CPUSeconds:  s.ExecTestCPUSeconds,
+		MemoryBytes: int64(s.ExecTestMemoryBytes),
+		Processes:   testProcesses,
+		FileBytes:   testFileBytes,
+		OpenFiles:   testOpenFiles,
+		OutputBytes: max(testCaptureBytes, s.ExecMaxOutputBytes),
+	}
+	res, err := r.exec(ctx, ports.RunRequest{
+		Argv:     plan.argv,
+		Stage:    func(ctx context.Context, sc ports.Scratch) error { return r.copyTree(ctx, sc, files) },
+		Limits:   lim,
+		Dir:      path.Join(copyDir, plan.dir),
+		Env:      plan.env,
+		PathDirs: plan.pathDirs,
+		Mounts:   plan.mounts,
 	})
+	if err != nil {
+		return nil, err
+	}
+	report, shown := parseResults(plan.parser, plan.copyPrefix+plan.fileBase, modulePath, res.Stdout, res.Stderr)
+	for i := range report.Failures {
+		f := &report.Failures[i]
+		f.Test, f.File, f.Message = r.clean(f.Test), r.clean(f.File), r.clean(f.Message)
+	}
+	command := strings.Join(plan.argv, " ")
+	extra := testsText(report)
+	exec, framed := r.output("run_tests", res, shown, extra)
+	out := runTestsOutput{execOutput: exec, Command: command, Reason: plan.reason, WorkDir: plan.dir, Tests: report}
+	head := summary("run_tests", exec) + "\nCommand: " + command + " (" + plan.reason + ")."
+	if report.Parsed {
+		head += fmt.Sprintf("\nTests: %d passed, %d failed, %d skipped.", report.Passed, report.Failed, report.Skipped)
+	}
+	return catalog.Answer(out, head+"\n"+framed), nil
+}
+
+// testsText lists the parsed failures for the framed text answer (their
+// text comes from the sandbox, so it stays inside the frame).
+func testsText(rep testReport) string {
+	if len(rep.Failures) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("failures:\n")
+	for _, f := range rep.Failures {
+		loc := f.File
+		if f.Line > 0 {
+			loc += ":" + strconv.Itoa(f.Line)
+		}
+		first, _, _ := strings.Cut(f.Message, "\n")
+		fmt.Fprintf(&b, "- %s (%s): %s\n", f.Test, loc, first)
+	}
+	return b.String() + "\n"
+}
+
+// modulePathBytes bounds the go.mod read for its module line.
+const modulePathBytes = 1 << 20
+
+// modulePath is the module path declared in root's go.mod, "" when none.
+func (r testRunner) modulePath(ctx context.Context, root string) string {
+	data, _, err := r.repo.Read(ctx, root+"go.mod", modulePathBytes)
+	if err != nil {
+		return ""
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			return strings.Trim(strings.TrimSpace(rest), `"`)
+		}
+	}
+	return ""
 }
 
 // authorizedFiles lists the subtree and keeps the files the caller may
@@ -124,7 +225,7 @@ func (r testRunner) copyTree(ctx context.Context, sc ports.Scratch, files []port
 		if budget -= int64(len(data)); budget < 0 {
 			return errCopyTooLarge(r.settings)
 		}
-		if err := sc.WriteFile(f.Path, data); err != nil {
+		if err := sc.WriteFile(copyDir+"/"+f.Path, data); err != nil {
 			return err
 		}
 	}

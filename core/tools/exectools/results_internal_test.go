@@ -1,0 +1,73 @@
+package exectools
+
+import (
+	"strings"
+	"testing"
+)
+
+// go test -json events as cmd/test2json writes them: a failing subtest
+// (its parent fails with it), a skip, a pass, and a package that does not
+// build (go 1.24's build events).
+const goEvents = `{"Action":"start","Package":"example.com/m/a"}
+{"Action":"run","Package":"example.com/m/a","Test":"TestOuter"}
+{"Action":"output","Package":"example.com/m/a","Test":"TestOuter","Output":"=== RUN   TestOuter\n"}
+{"Action":"run","Package":"example.com/m/a","Test":"TestOuter/inner"}
+{"Action":"output","Package":"example.com/m/a","Test":"TestOuter/inner","Output":"=== RUN   TestOuter/inner\n"}
+{"Action":"output","Package":"example.com/m/a","Test":"TestOuter/inner","Output":"    a_test.go:17: got 2, want 3\n"}
+{"Action":"output","Package":"example.com/m/a","Test":"TestOuter/inner","Output":"--- FAIL: TestOuter/inner (0.00s)\n"}
+{"Action":"fail","Package":"example.com/m/a","Test":"TestOuter/inner"}
+{"Action":"fail","Package":"example.com/m/a","Test":"TestOuter"}
+{"Action":"skip","Package":"example.com/m/a","Test":"TestLater"}
+{"Action":"pass","Package":"example.com/m/a","Test":"TestFine"}
+{"Action":"fail","Package":"example.com/m/a"}
+{"ImportPath":"example.com/m/b","Action":"build-output","Output":"# example.com/m/b\n"}
+{"ImportPath":"example.com/m/b","Action":"build-output","Output":"b/b.go:4:2: undefined: missing\n"}
+{"ImportPath":"example.com/m/b","Action":"build-fail"}
+{"Action":"fail","Package":"example.com/m/b","FailedBuild":"example.com/m/b"}
+`
+
+func TestParseGoTest(t *testing.T) {
+	rep, text := parseGoTest("lib/", "example.com/m", []byte(goEvents))
+	if !rep.Parsed || rep.Passed != 1 || rep.Skipped != 1 || rep.Failed != 3 || len(rep.Failures) != 2 {
+		t.Fatalf("report %+v", rep)
+	}
+	inner, build := rep.Failures[0], rep.Failures[1]
+	if inner.Test != "example.com/m/a.TestOuter/inner" || inner.File != "lib/a/a_test.go" || inner.Line != 17 || inner.Message != "a_test.go:17: got 2, want 3" {
+		t.Errorf("subtest %+v", inner)
+	}
+	if build.Test != "example.com/m/b" || build.File != "lib/b/b.go" || build.Line != 4 || !strings.Contains(build.Message, "undefined: missing") {
+		t.Errorf("build failure %+v", build)
+	}
+	if strings.Contains(string(text), `"Action"`) || !strings.Contains(string(text), "--- FAIL: TestOuter/inner") {
+		t.Errorf("text %q", text)
+	}
+}
+
+// pytest -q -rfEs --tb=short output, as pytest 7 prints it.
+const pytestOut = `F.s.                                                                     [100%]
+=================================== FAILURES ===================================
+_______________________________ TestCalc.test_add ______________________________
+tests/test_calc.py:9: in test_add
+    assert add(2, 2) == 5
+E   assert 4 == 5
+E    +  where 4 = add(2, 2)
+=========================== short test summary info ============================
+SKIPPED [1] tests/test_calc.py:12: later
+FAILED tests/test_calc.py::TestCalc::test_add - assert 4 == 5
+1 failed, 2 passed, 1 skipped in 0.05s
+`
+
+func TestParsePytest(t *testing.T) {
+	rep := parsePytestOutput("py/", []byte(pytestOut))
+	if !rep.Parsed || rep.Passed != 2 || rep.Failed != 1 || rep.Skipped != 1 || len(rep.Failures) != 1 {
+		t.Fatalf("report %+v", rep)
+	}
+	f := rep.Failures[0]
+	if f.Test != "tests/test_calc.py::TestCalc::test_add" || f.File != "py/tests/test_calc.py" || f.Line != 9 ||
+		f.Message != "assert 4 == 5\n+  where 4 = add(2, 2)" {
+		t.Errorf("failure %+v", f)
+	}
+	if rep := parsePytestOutput("", []byte("no summary here\n")); rep.Parsed {
+		t.Errorf("unrecognised output parsed: %+v", rep)
+	}
+}
