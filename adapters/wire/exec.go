@@ -90,7 +90,7 @@ func (rt *Runtime) openExec(ctx context.Context, s *settings.Settings, repo port
 		Root:         s.RepoRoot,
 		Extensions:   append(slices.Clone(s.RepoAllowedExtensions), execExtensions...),
 		ExcludedDirs: s.RepoExcludedDirs,
-		Names:        append(slices.Clone(repoExactNames), execNames...),
+		Names:        append(slices.Clone(s.RepoAllowedNames), execNames...),
 		MaxFileBytes: int64(s.RepoMaxFileBytes),
 	})
 	if err != nil {
