@@ -392,38 +392,6 @@ func (s *sliceSource) Next(context.Context) (string, []byte, error) {
 	return d.Path, d.Content, nil
 }
 
-// Reader reads one document; ports.DocumentStore satisfies it.
-type Reader interface {
-	Read(ctx context.Context, rel string, maxBytes int64) ([]byte, ports.FileInfo, error)
-}
-
-// BufferReader is an optional ability of a Reader: reading into a
-// caller's buffer, so a search recycles a few buffers instead of
-// allocating one per document.
-type BufferReader interface {
-	ReadInto(ctx context.Context, rel string, maxBytes int64, buf []byte) ([]byte, ports.FileInfo, error)
-}
-
-// ReadSession is a Reader for one goroutine's pass over many documents,
-// which may keep state between reads (a store's open directory handle);
-// Close releases it.
-type ReadSession interface {
-	Reader
-	BufferReader
-	Close() error
-}
-
-// SessionOpener is an optional ability of a Reader: StoreSource reads
-// through one session per reading goroutine when the store offers it.
-type SessionOpener interface {
-	OpenReadSession() ReadSession
-}
-
-// Allow is the per-document authorization a StoreSource applies: a
-// document is read only when it returns true. With read-ahead it is called
-// from several goroutines at once.
-type Allow func(ctx context.Context, path string) (bool, error)
-
 // DefaultPrefetch is how many documents a StoreSource reads concurrently.
 const DefaultPrefetch = 4
 
