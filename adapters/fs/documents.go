@@ -273,7 +273,7 @@ func (d *Documents) ReadInto(ctx context.Context, rel string, maxBytes int64, bu
 }
 
 // OpenReadSession starts a ReadSession. It implements search.SessionOpener,
-// which search.StoreSource uses when the store offers it.
+// which search.Walk uses when the store offers it.
 func (d *Documents) OpenReadSession() search.ReadSession { return &ReadSession{t: &d.tree} }
 
 // List returns the documents under prefix in lexical order, at most limit

@@ -47,7 +47,7 @@ func TestRepoContractPortable(t *testing.T) {
 }
 
 // TestRepoSessionContract runs the suite through a read session, which
-// search.StoreSource uses: it must refuse exactly what Read refuses.
+// search.Walk uses: it must refuse exactly what Read refuses.
 func TestRepoSessionContract(t *testing.T) {
 	for _, portable := range []bool{false, true} {
 		t.Run(map[bool]string{false: "openat2", true: "portable"}[portable], func(t *testing.T) {

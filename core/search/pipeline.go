@@ -5,7 +5,6 @@ import (
 	"errors"
 	"runtime"
 	"strings"
-	"sync"
 
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -96,11 +95,6 @@ func (r Report) Truncated() []string { return r.Truncations(false) }
 // tree.
 const listCountFactor = 10
 
-// batchFiles is how many paths the walk hands a worker at a time:
-// enough to keep channel traffic well below the cost of the reads, few
-// enough that the first results come early.
-const batchFiles = 16
-
 // SanitizeSnippet is the one snippet sanitizer of every search: the
 // text rules of content.SanitizeString, then every line break (a lone CR
 // becomes one) folded to a space, so a snippet or a path stays on its
@@ -109,19 +103,13 @@ func SanitizeSnippet(s string) string {
 	return strings.ReplaceAll(content.SanitizeString(s), "\n", " ")
 }
 
-// batch is a run of consecutive listed paths.
-type batch struct {
-	first int // index of paths[0] in the listing
-	paths []string
-}
-
 // fileHits is what a worker found in one file.
 type fileHits struct {
 	index int
 	hits  []hit
 	more  bool  // the file had more than MaxResults matches
 	size  int64 // bytes read
-	skip  skipReason
+	skip  SkipReason
 	err   error // the authorizer failed: the search fails closed
 }
 
@@ -131,16 +119,6 @@ type hit struct {
 	Match
 	end int64
 }
-
-type skipReason uint8
-
-const (
-	notSkipped skipReason = iota
-	skipDenied
-	skipTooLarge
-	skipBinary
-	skipGone
-)
 
 // Search runs one search: it walks the store under the prefix in lexical
 // order, authorizes each file, reads it (within MaxFileBytes), matches it,
@@ -162,31 +140,21 @@ func Search(ctx context.Context, req Request) (Report, error) {
 	inner, cancel := context.WithCancel(ctx)
 	defer cancel()
 
-	jobs := make(chan batch, 2*lim.Workers)
 	results := make(chan []fileHits, 2*lim.Workers)
 	var (
-		walkErr   error
-		listed    int
-		exact     bool
-		walkers   sync.WaitGroup
-		searchers sync.WaitGroup
+		walked  Walked
+		walkErr error
 	)
-	walkers.Add(1)
 	go func() {
-		defer walkers.Done()
-		defer close(jobs)
-		listed, exact, walkErr = walk(inner, req, lim, jobs)
-	}()
-	for range lim.Workers {
-		searchers.Add(1)
-		go func() {
-			defer searchers.Done()
-			work(inner, req, lim, jobs, results)
-		}()
-	}
-	go func() {
-		searchers.Wait()
-		close(results)
+		defer close(results)
+		walked, walkErr = Walk(inner, WalkRequest{
+			Store:        req.Store,
+			Prefix:       req.Prefix,
+			Allow:        req.Allow,
+			MaxFiles:     lim.MaxFiles,
+			MaxFileBytes: lim.MaxFileBytes,
+			Workers:      lim.Workers,
+		}, func() (func(File), func()) { return matchFiles(inner, req, lim, results) })
 	}()
 
 	m := merger{lim: lim, rep: &rep, pending: map[int]fileHits{}}
@@ -207,16 +175,17 @@ loop:
 		}
 	}
 	cancel()
-	walkers.Wait()
 	// The workers hand in what they finished before they saw the end; it
 	// still counts, in order, unless a bound already ended the search.
+	// results is closed once the walk and every worker are done.
 	for hits := range results {
 		if !m.stopped {
 			m.add(hits)
 		}
 	}
+	listed := walked.Listed
 	rep.FilesListed = max(listed, rep.FilesScanned+rep.Skipped.Total())
-	rep.ListedExact = exact
+	rep.ListedExact = walked.Exact
 	if rep.FilesListed > lim.MaxFiles && !rep.ResultsTruncated && !rep.BytesTruncated {
 		rep.FilesTruncated = true
 	}
@@ -239,128 +208,33 @@ loop:
 	return rep, nil
 }
 
-// walk hands out the listing in batches, admitting MaxFiles paths and
-// counting on past them. It returns the count and whether it is whole.
-func walk(ctx context.Context, req Request, lim Limits, jobs chan<- batch) (int, bool, error) {
-	count, countCap, capped := 0, lim.MaxFiles*listCountFactor, false
-	cur := batch{paths: make([]string, 0, batchFiles)}
-	flush := func() bool {
-		if len(cur.paths) == 0 {
-			return true
-		}
-		select {
-		case jobs <- cur:
-		case <-ctx.Done():
-			return false
-		}
-		cur = batch{first: count, paths: make([]string, 0, batchFiles)}
-		return true
-	}
-	visit := func(p string) bool {
-		if count >= countCap {
-			capped = true
-			return true
-		}
-		count++
-		if count > lim.MaxFiles {
-			return ctx.Err() != nil // counting only
-		}
-		cur.paths = append(cur.paths, p)
-		if len(cur.paths) == batchFiles || count == lim.MaxFiles {
-			return !flush()
-		}
-		return false
-	}
-	var err error
-	if w, ok := req.Store.(Walker); ok {
-		err = w.WalkPaths(ctx, req.Prefix, visit)
-	} else {
-		var files []ports.FileInfo
-		files, capped, err = req.Store.List(ctx, req.Prefix, countCap)
-		for _, f := range files {
-			if visit(f.Path) {
-				break
-			}
-		}
-	}
-	if err == nil {
-		flush()
-	}
-	return count, err == nil && !capped && ctx.Err() == nil, err
-}
+// batchFiles is how many paths the walk hands a worker at a time:
+// enough to keep channel traffic well below the cost of the reads, few
+// enough that the first results come early.
+const batchFiles = 16
 
-// work reads and matches the files of each batch, one reader session and
-// one buffer per worker.
-func work(ctx context.Context, req Request, lim Limits, jobs <-chan batch, results chan<- []fileHits) {
-	var reader Reader = req.Store
-	if so, ok := req.Store.(SessionOpener); ok {
-		session := so.OpenReadSession()
-		defer session.Close()
-		reader = session
-	}
-	br, _ := reader.(BufferReader)
+// matchFiles is one walk worker of Search: it matches each file read,
+// sanitizes and redacts its snippets, and hands the results in per batch
+// (done hands in the rest, even once the search is over: Search drains the
+// results until every worker has returned).
+func matchFiles(ctx context.Context, req Request, lim Limits, results chan<- []fileHits) (func(File), func()) {
 	r := runner{m: req.Matcher, lim: lim}
-	var (
-		buf []byte
-		out []fileHits
-	)
-	// Whatever was finished is handed in, even once the search is over:
-	// Search drains the results until every worker has returned.
-	defer func() {
-		if len(out) > 0 {
-			results <- out
-		}
-	}()
-	for b := range jobs {
-		out = make([]fileHits, 0, len(b.paths))
-		for i, p := range b.paths {
-			if ctx.Err() != nil {
-				return
-			}
-			fh := fileHits{index: b.first + i}
-			ok, err := req.Allow != nil, error(nil)
-			if ok {
-				ok, err = req.Allow(ctx, p)
-			}
-			if err != nil {
-				if ctx.Err() == nil {
-					fh.err = err
-					out = append(out, fh)
-				}
-				return
-			}
-			if !ok {
-				fh.skip = skipDenied
-				out = append(out, fh)
-				continue
-			}
-			var data []byte
-			if br != nil {
-				data, _, err = br.ReadInto(ctx, p, lim.MaxFileBytes, buf)
-			} else {
-				data, _, err = reader.Read(ctx, p, lim.MaxFileBytes)
-			}
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				fh.skip = readSkip(err)
-				out = append(out, fh)
-				continue
-			}
-			if cap(data) > cap(buf) {
-				buf = data[:0]
-			}
+	var out []fileHits
+	visit := func(f File) {
+		fh := fileHits{index: f.Index, skip: f.Skip, err: f.Err}
+		if f.Err == nil && f.Skip == NotSkipped {
+			p, data := f.Info.Path, f.Data
 			fh.size = int64(len(data))
 			r.res = Result{}
 			r.hits = r.hits[:0]
+			var err error
 			if req.Matcher.Regex() {
 				err = r.scanLines(ctx, p, data)
 			} else {
 				err = r.scanLiteral(ctx, p, data)
 			}
 			if err != nil && err != errStop {
-				return // only the context ends a scan
+				return // only the context ends a scan; the walk stops next
 			}
 			fh.more = r.res.ResultsTruncated
 			if len(r.hits) > 0 {
@@ -375,24 +249,19 @@ func work(ctx context.Context, req Request, lim Limits, jobs <-chan batch, resul
 					fh.hits[j] = h
 				}
 			}
-			out = append(out, fh)
 		}
-		results <- out
-		out = nil
+		out = append(out, fh)
+		if f.BatchEnd {
+			results <- out
+			out = nil
+		}
 	}
-}
-
-// readSkip is the skip reason of a read refusal. Any other read failure
-// (an I/O error) passes the file over too: one unreadable file must not
-// sink the search, and the count says it happened.
-func readSkip(err error) skipReason {
-	switch {
-	case errors.Is(err, ports.ErrTooLarge):
-		return skipTooLarge
-	case errors.Is(err, ports.ErrBinary):
-		return skipBinary
+	done := func() {
+		if len(out) > 0 {
+			results <- out
+		}
 	}
-	return skipGone
+	return visit, done
 }
 
 // merger folds the workers' per-file results into the report in listing
@@ -433,18 +302,7 @@ func (m *merger) take(fh fileHits) bool {
 		m.err = fh.err
 		return true
 	}
-	switch fh.skip {
-	case skipDenied:
-		rep.Skipped.Denied++
-		return false
-	case skipTooLarge:
-		rep.Skipped.TooLarge++
-		return false
-	case skipBinary:
-		rep.Skipped.Binary++
-		return false
-	case skipGone:
-		rep.Skipped.Gone++
+	if rep.Skipped.Add(fh.skip) {
 		return false
 	}
 	left := m.lim.MaxTotalBytes - rep.BytesScanned

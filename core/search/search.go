@@ -9,20 +9,17 @@
 // are read and matched in parallel and merged in listing order, so the
 // answer is the first matches by (path, line) whatever the timing.
 //
-// Run is the sequential core over any Source (pack_context's literal
-// retrieval uses it through StoreSource). The package does no I/O of its
-// own: files come from the caller's store.
+// Walk, the stage of Search that lists, authorizes and reads, is also
+// what pack_context's retrieval index is fed from. The package does no
+// I/O of its own: files come from the caller's store.
 package search
 
 import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"time"
 	"unicode/utf8"
-
-	"github.com/arrowhead-go/arrowhead/ports"
 )
 
 // Defaults for Limits. The first four match ARROWHEAD_SEARCH_MAX_FILES,
@@ -42,7 +39,7 @@ const (
 // deadline checks; chunks end on line boundaries.
 const literalChunkBytes = 256 << 10
 
-// Limits bounds one Run. A zero or negative field takes its Default*
+// Limits bounds one Search. A zero or negative field takes its Default*
 // value: there is no "unlimited".
 type Limits struct {
 	// MaxFiles caps the documents scanned.
@@ -61,11 +58,11 @@ type Limits struct {
 	// cap); a larger file is passed over and counted.
 	MaxFileBytes int64
 	// Workers is how many files Search reads and matches at once (zero:
-	// GOMAXPROCS). Run is sequential and ignores it.
+	// GOMAXPROCS).
 	Workers int
 	// Deadline bounds the whole call. It is checked between lines (between
 	// line-aligned chunks for a literal), so a search always ends; when it
-	// passes, Run returns what it found with DeadlineExceeded set.
+	// passes, Search returns what it found with DeadlineExceeded set.
 	Deadline time.Duration
 }
 
@@ -111,7 +108,7 @@ type Match struct {
 	Snippet string
 }
 
-// Result is what Run found, with the counters and truncation flags a tool
+// Result is what Search found, with the counters and truncation flags a tool
 // reports so a caller knows the answer may be partial.
 type Result struct {
 	Matches      []Match
@@ -148,41 +145,9 @@ func (r Result) Truncations(listTruncated bool) []string {
 	return out
 }
 
-// Source yields the candidate documents of a search. Next returns io.EOF
-// when there are no more. The content slice is only read until the next
-// call, so a Source may reuse one buffer. A Source is used by one
-// goroutine at a time.
-type Source interface {
-	Next(ctx context.Context) (path string, content []byte, err error)
-}
-
-// errDeadline is the cause Run gives its own deadline, to tell it from a
+// errDeadline is the cause Search gives its own deadline, to tell it from a
 // cancellation by the caller.
 var errDeadline = errors.New("search deadline exceeded")
-
-// Run scans the documents src yields for m under lim. It stops at the
-// first exhausted bound and reports which. A cancelled ctx returns its
-// error; Run's own Deadline does not (see Limits.Deadline). Errors from
-// src are returned as they are, with the partial result.
-func Run(ctx context.Context, src Source, m *Matcher, lim Limits) (Result, error) {
-	if src == nil || m == nil {
-		return Result{}, errors.New("search: nil source or matcher")
-	}
-	lim = lim.withDefaults()
-	ctx, cancel := context.WithTimeoutCause(ctx, lim.Deadline, errDeadline)
-	defer cancel()
-	r := runner{m: m, lim: lim}
-	err := r.run(ctx, src)
-	r.res.Matches = make([]Match, len(r.hits))
-	for i, h := range r.hits {
-		r.res.Matches[i] = h.Match
-	}
-	if err != nil && ctx.Err() != nil && context.Cause(ctx) == errDeadline {
-		r.res.DeadlineExceeded = true
-		err = nil
-	}
-	return r.res, err
-}
 
 type runner struct {
 	m    *Matcher
@@ -193,49 +158,6 @@ type runner struct {
 
 // errStop ends a scan early once a bound is reached.
 var errStop = errors.New("stop")
-
-func (r *runner) run(ctx context.Context, src Source) error {
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		p, content, err := src.Next(ctx)
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if r.res.FilesScanned >= r.lim.MaxFiles {
-			r.res.FilesTruncated = true
-			return nil
-		}
-		budget := r.lim.MaxTotalBytes - r.res.BytesScanned
-		if int64(len(content)) > budget {
-			r.res.BytesTruncated = true
-			if budget <= 0 {
-				return nil
-			}
-			content = content[:budget]
-		}
-		r.res.FilesScanned++
-		r.res.BytesScanned += int64(len(content))
-		if r.m.Regex() {
-			err = r.scanLines(ctx, p, content)
-		} else {
-			err = r.scanLiteral(ctx, p, content)
-		}
-		if err == errStop {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
-		if r.res.BytesTruncated {
-			return nil
-		}
-	}
-}
 
 // scanLiteral searches the whole buffer for a literal and locates the line
 // only around each match, so text without a match costs one pass of the
@@ -367,279 +289,4 @@ func retreat(b []byte, i, n int) int {
 		i -= size
 	}
 	return i
-}
-
-// Doc is one in-memory document for SliceSource.
-type Doc struct {
-	Path    string
-	Content []byte
-}
-
-// SliceSource yields docs in order.
-func SliceSource(docs []Doc) Source { return &sliceSource{docs: docs} }
-
-type sliceSource struct {
-	docs []Doc
-	i    int
-}
-
-func (s *sliceSource) Next(context.Context) (string, []byte, error) {
-	if s.i >= len(s.docs) {
-		return "", nil, io.EOF
-	}
-	d := s.docs[s.i]
-	s.i++
-	return d.Path, d.Content, nil
-}
-
-// Reader reads one document; ports.DocumentStore satisfies it.
-type Reader interface {
-	Read(ctx context.Context, rel string, maxBytes int64) ([]byte, ports.FileInfo, error)
-}
-
-// BufferReader is an optional ability of a Reader: reading into a
-// caller's buffer, so a search recycles a few buffers instead of
-// allocating one per document.
-type BufferReader interface {
-	ReadInto(ctx context.Context, rel string, maxBytes int64, buf []byte) ([]byte, ports.FileInfo, error)
-}
-
-// ReadSession is a Reader for one goroutine's pass over many documents,
-// which may keep state between reads (a store's open directory handle);
-// Close releases it.
-type ReadSession interface {
-	Reader
-	BufferReader
-	Close() error
-}
-
-// SessionOpener is an optional ability of a Reader: StoreSource reads
-// through one session per reading goroutine when the store offers it.
-type SessionOpener interface {
-	OpenReadSession() ReadSession
-}
-
-// Allow is the per-document authorization a StoreSource applies: a
-// document is read only when it returns true. With read-ahead it is called
-// from several goroutines at once.
-type Allow func(ctx context.Context, path string) (bool, error)
-
-// DefaultPrefetch is how many documents a StoreSource reads concurrently.
-const DefaultPrefetch = 4
-
-// StoreSourceOptions tunes NewStoreSource.
-type StoreSourceOptions struct {
-	// MaxBytes caps each document read; zero leaves the store's own cap.
-	MaxBytes int64
-	// Prefetch is how many documents are authorized and read concurrently
-	// ahead of the scan (zero: DefaultPrefetch; 1: one at a time, still
-	// ahead of the scan). Documents are always yielded in list order.
-	Prefetch int
-}
-
-// StoreSource yields listed documents from a store, skipping the ones
-// allow refuses and the ones that can no longer be read as documents
-// (gone, too large, not regular, now a symlink, not text): a listing and the reads
-// after it are not atomic. Other errors end the source.
-//
-// Reading happens on Prefetch goroutines that start at the first Next and
-// stop when that call's context is done (Run cancels its own on return),
-// at the first error, at the end, or at Close. At most 2*Prefetch+1
-// documents are read beyond the last one yielded.
-type StoreSource struct {
-	store    Reader
-	paths    []string
-	allow    Allow
-	maxBytes int64
-	prefetch int
-	skipped  int
-	err      error // sticky: once Next fails, it keeps failing
-
-	// set up by the first Next
-	inner  context.Context // the readers' context, derived from the first Next's
-	cancel context.CancelFunc
-	queue  chan chan fetched
-	free   chan []byte
-	lent   []byte // the buffer behind the last content returned
-}
-
-type fetched struct {
-	path string
-	data []byte
-	skip bool
-	err  error
-}
-
-// NewStoreSource returns a Source over paths (typically a store's List).
-// A nil allow denies every document.
-func NewStoreSource(store Reader, paths []string, allow Allow, opts StoreSourceOptions) *StoreSource {
-	p := opts.Prefetch
-	if p <= 0 {
-		p = DefaultPrefetch
-	}
-	return &StoreSource{store: store, paths: paths, allow: allow, maxBytes: opts.MaxBytes, prefetch: p}
-}
-
-// Skipped returns how many documents were passed over so far.
-func (s *StoreSource) Skipped() int { return s.skipped }
-
-// errSourceClosed is what Next returns after Close.
-var errSourceClosed = errors.New("search: the source is closed")
-
-// Close stops the reading goroutines; Next fails afterwards. It is only
-// needed when the context given to Next stays alive after the caller stops
-// reading.
-func (s *StoreSource) Close() error {
-	if s.cancel != nil {
-		s.cancel()
-	}
-	if s.err == nil {
-		s.err = errSourceClosed
-	}
-	return nil
-}
-
-// Next implements Source. The content is valid until the next call.
-func (s *StoreSource) Next(ctx context.Context) (string, []byte, error) {
-	if s.err != nil {
-		return "", nil, s.err
-	}
-	p, content, err := s.next(ctx)
-	if err != nil {
-		s.err = err
-		if s.cancel != nil {
-			s.cancel()
-		}
-	}
-	return p, content, err
-}
-
-func (s *StoreSource) next(ctx context.Context) (string, []byte, error) {
-	if s.queue == nil {
-		s.start(ctx)
-	}
-	if s.lent != nil {
-		select {
-		case s.free <- s.lent[:0]:
-		default:
-		}
-		s.lent = nil
-	}
-	for {
-		var (
-			ch chan fetched
-			ok bool
-		)
-		select {
-		case ch, ok = <-s.queue:
-		case <-ctx.Done():
-			return "", nil, ctx.Err()
-		case <-s.inner.Done():
-			return "", nil, s.inner.Err()
-		}
-		if !ok {
-			if err := ctx.Err(); err != nil {
-				return "", nil, err
-			}
-			return "", nil, io.EOF
-		}
-		var f fetched
-		select {
-		case f = <-ch:
-		case <-ctx.Done():
-			return "", nil, ctx.Err()
-		case <-s.inner.Done():
-			return "", nil, s.inner.Err()
-		}
-		switch {
-		case f.err != nil:
-			return "", nil, f.err
-		case f.skip:
-			s.skipped++
-			continue
-		}
-		s.lent = f.data
-		return f.path, f.data, nil
-	}
-}
-
-// start launches one dispatcher, which queues a result slot per path in
-// list order (at most prefetch waiting), and prefetch readers filling them,
-// each through its own session when the store offers one.
-func (s *StoreSource) start(parent context.Context) {
-	ctx, cancel := context.WithCancel(parent)
-	s.inner, s.cancel = ctx, cancel
-	s.queue = make(chan chan fetched, s.prefetch)
-	s.free = make(chan []byte, 2*s.prefetch+2)
-	type job struct {
-		path string
-		out  chan fetched
-	}
-	jobs := make(chan job)
-	paths := s.paths
-	s.paths = nil
-	go func() {
-		defer close(jobs)
-		defer close(s.queue)
-		for _, p := range paths {
-			out := make(chan fetched, 1)
-			select {
-			case s.queue <- out:
-			case <-ctx.Done():
-				return
-			}
-			select {
-			case jobs <- job{p, out}:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
-	for range s.prefetch {
-		go func() {
-			reader := s.store
-			if so, ok := s.store.(SessionOpener); ok {
-				session := so.OpenReadSession()
-				defer session.Close()
-				reader = session
-			}
-			for j := range jobs {
-				var buf []byte
-				select {
-				case buf = <-s.free:
-				default:
-				}
-				j.out <- s.fetch(ctx, reader, j.path, buf)
-			}
-		}()
-	}
-}
-
-// fetch authorizes and reads one document.
-func (s *StoreSource) fetch(ctx context.Context, store Reader, p string, buf []byte) fetched {
-	if s.allow == nil {
-		return fetched{skip: true}
-	}
-	ok, err := s.allow(ctx, p)
-	if err != nil {
-		return fetched{err: err}
-	}
-	if !ok {
-		return fetched{skip: true}
-	}
-	var data []byte
-	if br, isBR := store.(BufferReader); isBR {
-		data, _, err = br.ReadInto(ctx, p, s.maxBytes, buf)
-	} else {
-		data, _, err = store.Read(ctx, p, s.maxBytes)
-	}
-	switch {
-	case err == nil:
-		return fetched{path: p, data: data}
-	case errors.Is(err, ports.ErrNotFound), errors.Is(err, ports.ErrTooLarge),
-		errors.Is(err, ports.ErrNotRegular), errors.Is(err, ports.ErrOutsideJail),
-		errors.Is(err, ports.ErrBinary):
-		return fetched{skip: true}
-	}
-	return fetched{err: err}
 }

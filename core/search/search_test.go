@@ -1,11 +1,10 @@
 package search
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"maps"
 	"math/rand/v2"
 	"regexp"
 	"runtime"
@@ -27,27 +26,30 @@ func mustMatcher(t testing.TB, q string, regex bool, opts MatcherOptions) *Match
 	return m
 }
 
-func docs(kv ...string) Source {
-	var out []Doc
+// searchDocs runs Search over the documents kv (path, content, ...) and
+// returns its result.
+func searchDocs(t *testing.T, m *Matcher, lim Limits, kv ...string) Result {
+	t.Helper()
+	files := map[string]string{}
 	for i := 0; i < len(kv); i += 2 {
-		out = append(out, Doc{Path: kv[i], Content: []byte(kv[i+1])})
+		files[kv[i]] = kv[i+1]
 	}
-	return SliceSource(out)
+	rep, err := Search(t.Context(), Request{Store: newMemStore(files), Allow: allowAll, Matcher: m, Limits: lim})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep.Result
 }
 
-func TestRunPositions(t *testing.T) {
+func TestSearchPositions(t *testing.T) {
 	for _, regex := range []bool{false, true} {
 		t.Run(fmt.Sprintf("regex=%v", regex), func(t *testing.T) {
-			src := docs(
+			res := searchDocs(t, mustMatcher(t, "needle", regex, MatcherOptions{}), Limits{Deadline: time.Hour},
 				"a.md", "first line\nsecond needle here\r\nthird\n\nneedle at start, needle again\nno",
 				"b.txt", "été needle",
 				"c.txt", "ends with needle",
 				"d.txt", "",
 			)
-			res, err := Run(t.Context(), src, mustMatcher(t, "needle", regex, MatcherOptions{}), Limits{Deadline: time.Hour})
-			if err != nil {
-				t.Fatal(err)
-			}
 			want := []Match{
 				{Path: "a.md", Line: 2, Column: 8, Snippet: "second needle here"},
 				{Path: "a.md", Line: 5, Column: 1, Snippet: "needle at start, needle again"},
@@ -94,7 +96,7 @@ func TestSnippet(t *testing.T) {
 	}
 }
 
-func TestRunLongLines(t *testing.T) {
+func TestSearchLongLines(t *testing.T) {
 	// MaxLineBytes 20: only the first 20 bytes of each line are searched.
 	content := strings.Join([]string{
 		"0123456789012345needle",    // straddles the cut: not found
@@ -104,10 +106,7 @@ func TestRunLongLines(t *testing.T) {
 		"needle",
 	}, "\n")
 	for _, regex := range []bool{false, true} {
-		res, err := Run(t.Context(), docs("a", content), mustMatcher(t, "needle", regex, MatcherOptions{}), Limits{MaxLineBytes: 20, Deadline: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
+		res := searchDocs(t, mustMatcher(t, "needle", regex, MatcherOptions{}), Limits{MaxLineBytes: 20, Deadline: time.Hour}, "a", content)
 		var lines []int
 		for _, m := range res.Matches {
 			lines = append(lines, m.Line)
@@ -118,40 +117,39 @@ func TestRunLongLines(t *testing.T) {
 	}
 }
 
-func TestRunLimits(t *testing.T) {
+func TestSearchLimits(t *testing.T) {
 	three := "x needle\ny needle\nz needle\n"
 	m := mustMatcher(t, "needle", false, MatcherOptions{})
-	ctx := t.Context()
 
-	res, _ := Run(ctx, docs("a", three), m, Limits{MaxResults: 3, Deadline: time.Hour})
+	res := searchDocs(t, m, Limits{MaxResults: 3, Deadline: time.Hour}, "a", three)
 	if len(res.Matches) != 3 || res.ResultsTruncated {
 		t.Errorf("exactly MaxResults matches is not truncated: %d %v", len(res.Matches), res.ResultsTruncated)
 	}
-	res, _ = Run(ctx, docs("a", three, "b", "needle"), m, Limits{MaxResults: 3, Deadline: time.Hour})
+	res = searchDocs(t, m, Limits{MaxResults: 3, Deadline: time.Hour}, "a", three, "b", "needle")
 	if len(res.Matches) != 3 || !res.ResultsTruncated || res.FilesScanned != 2 {
 		t.Errorf("one more match truncates: %+v", res)
 	}
 
-	res, _ = Run(ctx, docs("a", "needle", "b", "needle"), m, Limits{MaxFiles: 2, Deadline: time.Hour})
+	res = searchDocs(t, m, Limits{MaxFiles: 2, Deadline: time.Hour}, "a", "needle", "b", "needle")
 	if res.FilesScanned != 2 || res.FilesTruncated {
 		t.Errorf("exactly MaxFiles files is not truncated: %+v", res)
 	}
-	res, _ = Run(ctx, docs("a", "needle", "b", "needle", "c", "needle"), m, Limits{MaxFiles: 2, Deadline: time.Hour})
+	res = searchDocs(t, m, Limits{MaxFiles: 2, Deadline: time.Hour}, "a", "needle", "b", "needle", "c", "needle")
 	if res.FilesScanned != 2 || !res.FilesTruncated || len(res.Matches) != 2 {
 		t.Errorf("a third file truncates: %+v", res)
 	}
 
 	// 27 bytes per copy of three; the budget ends inside the second
 	// document, after its first line.
-	res, _ = Run(ctx, docs("a", three, "b", three, "c", three), m, Limits{MaxTotalBytes: 27 + 12, Deadline: time.Hour})
+	res = searchDocs(t, m, Limits{MaxTotalBytes: 27 + 12, Deadline: time.Hour}, "a", three, "b", three, "c", three)
 	if !res.BytesTruncated || res.BytesScanned != 39 || res.FilesScanned != 2 || len(res.Matches) != 4 {
 		t.Errorf("byte budget: %+v", res)
 	}
-	res, _ = Run(ctx, docs("a", three, "b", three), m, Limits{MaxTotalBytes: 27, Deadline: time.Hour})
+	res = searchDocs(t, m, Limits{MaxTotalBytes: 27, Deadline: time.Hour}, "a", three, "b", three)
 	if !res.BytesTruncated || res.FilesScanned != 1 || len(res.Matches) != 3 {
 		t.Errorf("a budget spent exactly stops before the next document: %+v", res)
 	}
-	res, _ = Run(ctx, docs("a", three), m, Limits{MaxTotalBytes: 27, Deadline: time.Hour})
+	res = searchDocs(t, m, Limits{MaxTotalBytes: 27, Deadline: time.Hour}, "a", three)
 	if res.BytesTruncated {
 		t.Errorf("a budget spent exactly by the last document is not truncated: %+v", res)
 	}
@@ -170,83 +168,43 @@ func TestLimitsDefaults(t *testing.T) {
 	}
 }
 
-// blockingSource never yields: it waits for its context to end.
-type blockingSource struct{}
+// expiringStore hands over its documents only once the search's own
+// context has ended, so their scan starts past the deadline.
+type expiringStore struct{ *memStore }
 
-func (blockingSource) Next(ctx context.Context) (string, []byte, error) {
+func (s expiringStore) Read(ctx context.Context, rel string, maxBytes int64) ([]byte, ports.FileInfo, error) {
 	<-ctx.Done()
-	return "", nil, ctx.Err()
+	return s.memStore.Read(context.Background(), rel, maxBytes)
 }
 
-// onceThenBlock yields one document, then blocks like blockingSource.
-type onceThenBlock struct{ done bool }
-
-func (s *onceThenBlock) Next(ctx context.Context) (string, []byte, error) {
-	if !s.done {
-		s.done = true
-		return "a", []byte("needle"), nil
-	}
-	<-ctx.Done()
-	return "", nil, ctx.Err()
-}
-
-func TestRunDeadline(t *testing.T) {
-	m := mustMatcher(t, "needle", false, MatcherOptions{})
-	res, err := Run(t.Context(), &onceThenBlock{}, m, Limits{Deadline: time.Millisecond})
-	if err != nil || !res.DeadlineExceeded || len(res.Matches) != 1 {
-		t.Fatalf("the deadline ends the search with what was found: %+v %v", res, err)
-	}
-
-	ctx, cancel := context.WithCancel(t.Context())
-	cancel()
-	_, err = Run(ctx, blockingSource{}, m, Limits{Deadline: time.Hour})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("a cancelled caller gets its error: %v", err)
-	}
-
-	// The caller's own deadline is the caller's error, not a truncation.
-	long := strings.Repeat("line without it\n", 100_000)
-	rm := mustMatcher(t, "needle", true, MatcherOptions{})
-	expired, cancel2 := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
-	defer cancel2()
-	res, err = Run(expired, docs("a", long), rm, Limits{Deadline: time.Hour})
-	if !errors.Is(err, context.DeadlineExceeded) || res.DeadlineExceeded {
-		t.Fatalf("an expired caller deadline is the caller's error: %+v %v", res, err)
-	}
-}
-
-// yieldAfterExpiry yields its document only once the run's own context
-// has ended, so the scan of that document starts past the deadline.
-type yieldAfterExpiry struct {
-	content []byte
-	done    bool
-}
-
-func (s *yieldAfterExpiry) Next(ctx context.Context) (string, []byte, error) {
-	if s.done {
-		return "", nil, io.EOF
-	}
-	s.done = true
-	<-ctx.Done()
-	return "a", s.content, nil
-}
-
-// TestRunDeadlineInsideDocument: the deadline is checked inside a
+// TestSearchDeadlineInsideDocument: the deadline is checked inside a
 // document (between lines, or line-aligned chunks for a literal), not only
 // between documents: a document handed over after the deadline is not
-// scanned to its end.
-func TestRunDeadlineInsideDocument(t *testing.T) {
-	content := []byte(strings.Repeat("needle\n", 1000))
+// scanned to its end, and nothing of it is reported.
+func TestSearchDeadlineInsideDocument(t *testing.T) {
+	content := strings.Repeat("needle\n", 1000)
 	for _, regex := range []bool{false, true} {
-		src := &yieldAfterExpiry{content: content}
-		m := mustMatcher(t, "needle", regex, MatcherOptions{})
-		res, err := Run(t.Context(), src, m, Limits{MaxResults: 10_000, Deadline: time.Millisecond})
+		s := expiringStore{newMemStore(map[string]string{"a": content})}
+		rep, err := Search(t.Context(), Request{Store: s, Allow: allowAll, Matcher: mustMatcher(t, "needle", regex, MatcherOptions{}),
+			Limits: Limits{MaxResults: 10_000, Deadline: time.Millisecond, Workers: 1}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !res.DeadlineExceeded || len(res.Matches) != 0 {
-			t.Errorf("regex=%v: scanned past the deadline: %d matches, flag %v", regex, len(res.Matches), res.DeadlineExceeded)
+		if !rep.DeadlineExceeded || len(rep.Matches) != 0 {
+			t.Errorf("regex=%v: scanned past the deadline: %d matches, flag %v", regex, len(rep.Matches), rep.DeadlineExceeded)
 		}
+	}
+}
+
+// TestSearchCallerDeadline: the caller's own deadline is the caller's
+// error, not a truncation.
+func TestSearchCallerDeadline(t *testing.T) {
+	expired, cancel := context.WithDeadline(t.Context(), time.Now().Add(-time.Second))
+	defer cancel()
+	s := newMemStore(map[string]string{"a": strings.Repeat("line without it\n", 100_000)})
+	rep, err := Search(expired, Request{Store: s, Allow: allowAll, Matcher: mustMatcher(t, "needle", true, MatcherOptions{}), Limits: Limits{Deadline: time.Hour}})
+	if !errors.Is(err, context.DeadlineExceeded) || rep.DeadlineExceeded {
+		t.Fatalf("an expired caller deadline is the caller's error: %+v %v", rep.Result, err)
 	}
 }
 
@@ -277,14 +235,8 @@ func TestLiteralAgreesWithLineScan(t *testing.T) {
 		fold := iter%2 == 1
 		opts := MatcherOptions{CaseInsensitive: fold}
 		lim := Limits{MaxResults: 1 << 20, MaxTotalBytes: 1 << 30, MaxLineBytes: 1 + rng.IntN(64), SnippetMaxChars: 1 + rng.IntN(30), Deadline: time.Hour}
-		lit, err := Run(t.Context(), docs("d", b.String()), mustMatcher(t, query, false, opts), lim)
-		if err != nil {
-			t.Fatal(err)
-		}
-		re, err := Run(t.Context(), docs("d", b.String()), mustMatcher(t, regexp.QuoteMeta(query), true, opts), lim)
-		if err != nil {
-			t.Fatal(err)
-		}
+		lit := searchDocs(t, mustMatcher(t, query, false, opts), lim, "d", b.String())
+		re := searchDocs(t, mustMatcher(t, regexp.QuoteMeta(query), true, opts), lim, "d", b.String())
 		if lit.DeadlineExceeded || re.DeadlineExceeded {
 			t.Fatal("a scan hit the deadline")
 		}
@@ -323,6 +275,19 @@ func (s *fakeStore) Read(ctx context.Context, rel string, maxBytes int64) ([]byt
 	return []byte(d), ports.FileInfo{Path: rel, Size: int64(len(d))}, nil
 }
 
+// List lists the documents in path order.
+func (s *fakeStore) List(ctx context.Context, prefix string, limit int) ([]ports.FileInfo, bool, error) {
+	paths := slices.Sorted(maps.Keys(s.docs))
+	var out []ports.FileInfo
+	for _, p := range paths {
+		if len(out) == limit {
+			return out, true, nil
+		}
+		out = append(out, ports.FileInfo{Path: p, Size: int64(len(s.docs[p]))})
+	}
+	return out, false, nil
+}
+
 func (s *fakeStore) readCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -338,83 +303,6 @@ func (s bufferStore) ReadInto(ctx context.Context, rel string, maxBytes int64, b
 		return nil, fi, err
 	}
 	return append(buf[:0], d...), fi, nil
-}
-
-func TestStoreSource(t *testing.T) {
-	store := &fakeStore{docs: map[string]string{}, errs: map[string]error{}}
-	var paths []string
-	for i := range 50 {
-		p := fmt.Sprintf("d/%02d.md", i)
-		paths = append(paths, p)
-		store.docs[p] = strings.Repeat(fmt.Sprintf("doc %02d ", i), i+1)
-	}
-	store.docs["d/07.md"] = strings.Repeat("x", 500) // too large for maxBytes below
-	delete(store.docs, "d/08.md")                    // vanished since the listing
-	store.errs["d/09.md"] = ports.ErrOutsideJail     // became a symlink
-	deny := func(_ context.Context, p string) (bool, error) { return p != "d/10.md", nil }
-	skippedWant := map[string]bool{"d/07.md": true, "d/08.md": true, "d/09.md": true, "d/10.md": true}
-
-	for _, reader := range []Reader{store, bufferStore{store}} {
-		for _, prefetch := range []int{1, 3, 0} {
-			t.Run(fmt.Sprintf("%T/prefetch=%d", reader, prefetch), func(t *testing.T) {
-				src := NewStoreSource(reader, paths, deny, StoreSourceOptions{MaxBytes: 400, Prefetch: prefetch})
-				ctx, cancel := context.WithCancel(t.Context())
-				defer cancel()
-				var got []string
-				for {
-					p, content, err := src.Next(ctx)
-					if err == io.EOF {
-						break
-					}
-					if err != nil {
-						t.Fatal(err)
-					}
-					// Content is valid until the next call: check it now.
-					if string(content) != store.docs[p] {
-						t.Fatalf("%s: wrong content %.20q", p, content)
-					}
-					got = append(got, p)
-				}
-				var want []string
-				for _, p := range paths {
-					if !skippedWant[p] {
-						want = append(want, p)
-					}
-				}
-				if !slices.Equal(got, want) {
-					t.Fatalf("yielded\n%q\nwant\n%q", got, want)
-				}
-				if src.Skipped() != 4 {
-					t.Errorf("skipped %d, want 4", src.Skipped())
-				}
-				if _, _, err := src.Next(ctx); err != io.EOF {
-					t.Errorf("after the end: %v", err)
-				}
-			})
-		}
-	}
-}
-
-func TestStoreSourceErrorsAndDenial(t *testing.T) {
-	store := &fakeStore{docs: map[string]string{"a": "needle", "b": "needle"}, errs: map[string]error{"b": errors.New("disk on fire")}}
-	for _, prefetch := range []int{1, 4} {
-		src := NewStoreSource(store, []string{"a", "b"}, func(context.Context, string) (bool, error) { return true, nil }, StoreSourceOptions{Prefetch: prefetch})
-		res, err := Run(t.Context(), src, mustMatcher(t, "needle", false, MatcherOptions{}), Limits{Deadline: time.Hour})
-		if err == nil || err.Error() != "disk on fire" || len(res.Matches) != 1 {
-			t.Errorf("prefetch %d: a store failure ends the search: %+v %v", prefetch, res, err)
-		}
-		authzErr := errors.New("policy unavailable")
-		src = NewStoreSource(store, []string{"a"}, func(context.Context, string) (bool, error) { return false, authzErr }, StoreSourceOptions{Prefetch: prefetch})
-		if _, err := Run(t.Context(), src, mustMatcher(t, "needle", false, MatcherOptions{}), Limits{Deadline: time.Hour}); !errors.Is(err, authzErr) {
-			t.Errorf("prefetch %d: an authorization failure ends the search: %v", prefetch, err)
-		}
-	}
-	before := store.readCount()
-	src := NewStoreSource(store, []string{"a"}, nil, StoreSourceOptions{})
-	res, err := Run(t.Context(), src, mustMatcher(t, "needle", false, MatcherOptions{}), Limits{Deadline: time.Hour})
-	if err != nil || res.FilesScanned != 0 || src.Skipped() != 1 || store.readCount() != before {
-		t.Errorf("a nil Allow denies everything without reading: %+v %v", res, err)
-	}
 }
 
 // sessionStore hands out sessions and counts them; every session opened
@@ -456,21 +344,18 @@ func (fs *fakeSession) Close() error {
 	return nil
 }
 
-// TestStoreSourceSessions: with a store that offers sessions, every read
-// goes through one, one per reading goroutine, and all are closed once Run
-// has returned (the test would hang otherwise).
-func TestStoreSourceSessions(t *testing.T) {
+// TestWalkSessions: with a store that offers sessions, every read goes
+// through one, one per worker, and all are closed once Search has
+// returned (the test would hang otherwise).
+func TestWalkSessions(t *testing.T) {
 	base := &fakeStore{docs: map[string]string{}}
-	var paths []string
 	for i := range 40 {
-		p := fmt.Sprintf("%02d", i)
-		paths = append(paths, p)
-		base.docs[p] = "needle " + p
+		base.docs[fmt.Sprintf("%02d", i)] = "needle"
 	}
 	for _, maxResults := range []int{1000, 3} { // to the end, and stopping early
 		st := &sessionStore{fakeStore: base, reads: map[*fakeSession]int{}}
-		src := NewStoreSource(st, paths, func(context.Context, string) (bool, error) { return true, nil }, StoreSourceOptions{Prefetch: 3})
-		res, err := Run(t.Context(), src, mustMatcher(t, "needle", false, MatcherOptions{}), Limits{MaxResults: maxResults, Deadline: time.Hour})
+		rep, err := Search(t.Context(), Request{Store: st, Allow: allowAll, Matcher: mustMatcher(t, "needle", false, MatcherOptions{}),
+			Limits: Limits{MaxResults: maxResults, Deadline: time.Hour, Workers: 3}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -479,92 +364,105 @@ func TestStoreSourceSessions(t *testing.T) {
 		for _, n := range st.reads {
 			total += n
 		}
-		// Stopping early may cancel the readers before all of them opened a
-		// session; a full scan always opens exactly Prefetch of them.
-		if (maxResults == 1000 && st.opened != 3) || st.opened < 1 || st.opened > 3 || total < res.FilesScanned {
-			t.Errorf("max %d: %d sessions, %d session reads for %d files scanned", maxResults, st.opened, total, res.FilesScanned)
+		if st.opened != 3 || total < rep.FilesScanned || base.readCount() != total {
+			t.Errorf("max %d: %d sessions, %d session reads of %d, for %d files scanned", maxResults, st.opened, total, base.readCount(), rep.FilesScanned)
 		}
+		base.reads = nil
 	}
 }
 
-func TestStoreSourceClose(t *testing.T) {
-	store := &fakeStore{docs: map[string]string{"a": "1", "b": "2", "c": "3", "d": "4"}}
-	allow := func(context.Context, string) (bool, error) { return true, nil }
-	for _, prefetch := range []int{1, 2} {
-		src := NewStoreSource(store, []string{"a", "b", "c", "d"}, allow, StoreSourceOptions{Prefetch: prefetch})
-		if p, _, err := src.Next(t.Context()); err != nil || p != "a" {
-			t.Fatal(p, err)
-		}
-		src.Close()
-		for range 3 {
-			if p, _, err := src.Next(t.Context()); !errors.Is(err, errSourceClosed) {
-				t.Fatalf("prefetch %d: Next after Close = %q, %v", prefetch, p, err)
+// TestWalkStatAndUnread: with Stat, each file carries the listing's size
+// and the listing stops at MaxFiles; a file Unread claims is handed over
+// unread; denied and refused files are passed over with their reasons, at
+// their listing indexes.
+func TestWalkStatAndUnread(t *testing.T) {
+	s := newMemStore(map[string]string{"a": "1", "b": "22", "c": "333", "d": "44", "e": "55555"})
+	s.refuse["d"] = ports.ErrBinary
+	var (
+		mu  sync.Mutex
+		got = map[int]File{}
+	)
+	w, err := Walk(t.Context(), WalkRequest{
+		Store:        walkStore{s},
+		Allow:        func(_ context.Context, p string) (bool, error) { return p != "b", nil },
+		MaxFiles:     4,
+		MaxFileBytes: 2,
+		Workers:      2,
+		Stat:         true,
+		Unread:       func(f ports.FileInfo) bool { return f.Path == "a" },
+	}, func() (func(File), func()) {
+		return func(f File) {
+			mu.Lock()
+			defer mu.Unlock()
+			f.Data = slices.Clone(f.Data)
+			got[f.Index] = f
+		}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.Listed != 4 || !w.Capped || w.Exact {
+		t.Errorf("walked %+v", w)
+	}
+	var sk Skipped
+	for _, f := range got {
+		sk.Add(f.Skip)
+	}
+	if len(got) != 4 || !got[0].Unread || got[0].Data != nil || got[0].Info.Size != 1 || got[1].Skip != SkipDenied ||
+		got[2].Skip != SkipTooLarge || got[2].Info.Size != 3 || got[3].Skip != SkipBinary || sk.Total() != 3 {
+		t.Errorf("files %+v", got)
+	}
+	if n := s.reads.Load(); n != 2 {
+		t.Errorf("%d reads, want 2 (c and d)", n)
+	}
+}
+
+// TestWalkFailsClosed: an authorizer error ends the walk with no file
+// read after it.
+func TestWalkFailsClosed(t *testing.T) {
+	s := newMemStore(map[string]string{"a": "1", "b": "2", "c": "3"})
+	boom := errors.New("authorizer down")
+	var (
+		mu   sync.Mutex
+		errs int
+	)
+	_, err := Walk(t.Context(), WalkRequest{
+		Store:   s,
+		Allow:   func(context.Context, string) (bool, error) { return false, boom },
+		Workers: 1,
+	}, func() (func(File), func()) {
+		return func(f File) {
+			mu.Lock()
+			defer mu.Unlock()
+			if errors.Is(f.Err, boom) {
+				errs++
 			}
-		}
+		}, nil
+	})
+	if err != nil || errs != 1 || s.reads.Load() != 0 {
+		t.Errorf("walk err %v, %d files failed, %d reads", err, errs, s.reads.Load())
 	}
 }
 
-// TestStoreSourceStopsEarly: when Run stops at MaxResults, read-ahead
-// stays bounded: at most 2*prefetch+1 documents past the last one used.
-func TestStoreSourceStopsEarly(t *testing.T) {
-	store := &fakeStore{docs: map[string]string{}}
-	var paths []string
-	for i := range 1000 {
-		p := fmt.Sprintf("%04d", i)
-		paths = append(paths, p)
-		store.docs[p] = "needle"
+// TestSearchBufferReuse: with a store reading into the worker's recycled
+// buffer, each snippet is still its own file's text.
+func TestSearchBufferReuse(t *testing.T) {
+	base := &fakeStore{docs: map[string]string{}}
+	for i := range 40 {
+		p := fmt.Sprintf("%02d", i)
+		base.docs[p] = strings.Repeat("x", i*97) + "\nneedle " + p + "\n"
 	}
-	const prefetch = 4
-	src := NewStoreSource(store, paths, func(context.Context, string) (bool, error) { return true, nil }, StoreSourceOptions{Prefetch: prefetch})
-	res, err := Run(t.Context(), src, mustMatcher(t, "needle", false, MatcherOptions{}), Limits{MaxResults: 10, Deadline: time.Hour})
-	if err != nil || !res.ResultsTruncated {
-		t.Fatal(res, err)
+	rep, err := Search(t.Context(), Request{Store: bufferStore{base}, Allow: allowAll, Matcher: mustMatcher(t, "needle", false, MatcherOptions{}),
+		Limits: Limits{MaxResults: 1000, Deadline: time.Hour, Workers: 2}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if n := store.readCount(); n > res.FilesScanned+2*prefetch+1 {
-		t.Errorf("read %d documents to scan %d", n, res.FilesScanned)
+	if len(rep.Matches) != 40 {
+		t.Fatalf("%d matches", len(rep.Matches))
 	}
-}
-
-// corpusDocs generates n documents of about size bytes of word salad, the
-// term appearing in every hundredth one.
-func corpusDocs(n, size int, term string) []Doc {
-	rng := rand.New(rand.NewPCG(1, 2))
-	words := strings.Fields("the of and to in is for on with as by at from that this it be are was document corpus search index server client request response token scope policy audit guard")
-	out := make([]Doc, n)
-	for i := range out {
-		var b bytes.Buffer
-		for b.Len() < size {
-			for j := 0; j < 12; j++ {
-				b.WriteString(words[rng.IntN(len(words))])
-				b.WriteByte(' ')
-			}
-			b.WriteByte('\n')
-		}
-		if i%100 == 0 {
-			b.WriteString("a line with " + term + " in it\n")
-		}
-		out[i] = Doc{Path: fmt.Sprintf("d/%05d.md", i), Content: b.Bytes()}
-	}
-	return out
-}
-
-func benchmarkRun(b *testing.B, query string, regex, fold bool) {
-	corpus := corpusDocs(1000, 10_000, "zebracorn")
-	var total int64
-	for _, d := range corpus {
-		total += int64(len(d.Content))
-	}
-	m := mustMatcher(b, query, regex, MatcherOptions{CaseInsensitive: fold})
-	lim := Limits{MaxFiles: len(corpus), MaxResults: 1 << 20, MaxTotalBytes: total, Deadline: time.Minute}
-	b.SetBytes(total)
-	for b.Loop() {
-		res, err := Run(b.Context(), SliceSource(corpus), m, lim)
-		if err != nil || len(res.Matches) != 10 {
-			b.Fatal(len(res.Matches), err)
+	for _, m := range rep.Matches {
+		if m.Snippet != "needle "+m.Path || m.Line != 2 {
+			t.Errorf("match %+v", m)
 		}
 	}
 }
-
-func BenchmarkRunLiteral(b *testing.B)     { benchmarkRun(b, "zebracorn", false, false) }
-func BenchmarkRunLiteralFold(b *testing.B) { benchmarkRun(b, "ZEBRACORN", false, true) }
-func BenchmarkRunRegex(b *testing.B)       { benchmarkRun(b, `zebra\w+`, true, false) }

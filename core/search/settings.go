@@ -6,24 +6,17 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/settings"
 )
 
-// LimitsFromSettings are the ARROWHEAD_SEARCH_* bounds of one Run over at
-// most maxFiles files (pack_context's literal retrieval).
-func LimitsFromSettings(s *settings.Settings, maxFiles int) Limits {
-	return Limits{
-		MaxFiles:        maxFiles,
-		MaxResults:      s.SearchMaxResults,
-		MaxTotalBytes:   int64(s.SearchMaxTotalBytes),
-		SnippetMaxChars: s.SearchSnippetMaxChars,
-		Deadline:        time.Duration(s.SearchRegexTimeoutMS) * time.Millisecond,
-	}
-}
-
 // DocLimits are doc_search's caps: the ARROWHEAD_SEARCH_* bounds over the
 // corpus, each document read within ARROWHEAD_DOC_MAX_BYTES.
 func DocLimits(s *settings.Settings) Limits {
-	l := LimitsFromSettings(s, s.SearchMaxFiles)
-	l.MaxFileBytes = int64(s.DocMaxBytes)
-	return l
+	return Limits{
+		MaxFiles:        s.SearchMaxFiles,
+		MaxResults:      s.SearchMaxResults,
+		MaxTotalBytes:   int64(s.SearchMaxTotalBytes),
+		SnippetMaxChars: s.SearchSnippetMaxChars,
+		MaxFileBytes:    int64(s.DocMaxBytes),
+		Deadline:        time.Duration(s.SearchRegexTimeoutMS) * time.Millisecond,
+	}
 }
 
 // DocVars name doc_search's caps.

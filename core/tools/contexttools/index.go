@@ -2,13 +2,13 @@ package contexttools
 
 import (
 	"context"
-	"errors"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/arrowhead-go/arrowhead/core/codeintel"
 	"github.com/arrowhead-go/arrowhead/core/retrieval"
+	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -32,115 +32,93 @@ type indexRun struct {
 	deadline   bool // indexDeadline passed before every file was analyzed
 }
 
-// indexKind lists one store, keeps the files the caller may search, and
-// returns their analyses: from the cache when a file's size and
-// modification time are unchanged, else read (only on behalf of a caller
-// allowed to search it) and analyzed now. A file read for the index is
-// never shown: what is packed is read again under the read grant.
+// indexKind walks one store through search.Walk, the walk stage every
+// search runs (listing, per-file search authorization, reading within the
+// kind's per-file cap, skip accounting), and returns the analyses of the
+// files the caller may search: from the cache when a file's listed size
+// and modification time are unchanged (the file is then not read), else
+// read on behalf of the caller and analyzed now. A file read for the index
+// is never shown: what is packed is read again under the read grant.
 func (p packer) indexKind(ctx context.Context, who ports.Principal, kind string) (indexRun, error) {
 	var (
-		reader   func(context.Context, string, int64) ([]byte, ports.FileInfo, error)
-		list     func(context.Context, string, int) ([]ports.FileInfo, bool, error)
+		store    search.Store
 		maxFiles = p.settings.SearchMaxFiles
 		maxBytes = int64(p.settings.DocMaxBytes)
 	)
 	if kind == ports.PinDoc {
-		reader, list = p.resolver.corpus.Read, p.resolver.corpus.List
+		store = p.resolver.corpus
 	} else {
 		if p.resolver.repo == nil {
 			return indexRun{}, nil
 		}
-		reader, list = p.resolver.repo.Read, p.resolver.repo.List
+		store = p.resolver.repo
 		maxFiles, maxBytes = p.settings.RepoSearchMaxFiles, int64(p.settings.RepoMaxFileBytes)
 	}
-	listed, cut, err := list(ctx, "", maxFiles)
-	if err != nil {
+	bctx, cancel := context.WithTimeout(ctx, indexDeadline)
+	defer cancel()
+	var (
+		mu      sync.Mutex
+		run     indexRun
+		skipped search.Skipped
+		present = map[string]bool{}
+		slots   = map[int]*retrieval.Entry{}
+	)
+	walked, err := search.Walk(bctx, search.WalkRequest{
+		Store: store,
+		Allow: func(ctx context.Context, path string) (bool, error) {
+			return p.resolver.allowed(ctx, who, ports.ActionSearch, kind, path), nil
+		},
+		MaxFiles:     maxFiles,
+		MaxFileBytes: maxBytes,
+		Workers:      indexWorkers,
+		// The listing's size and time key the cache, so a current analysis
+		// costs no read.
+		Stat:   true,
+		Unread: func(info ports.FileInfo) bool { return p.index.Lookup(kind, info) != nil },
+	}, func() (func(search.File), func()) {
+		return func(f search.File) {
+			var e *retrieval.Entry
+			switch {
+			case f.Unread:
+				e = p.index.Lookup(kind, f.Info)
+			case f.Skip == search.NotSkipped:
+				// A file changed between the listing and the read is keyed
+				// by the listing, so it is analyzed again on the next call.
+				e = retrieval.Analyze(kind, f.Info, f.Data, symbolsOf(kind, f.Info.Path, f.Data))
+				p.index.Store(e)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			present[f.Info.Path] = true
+			skipped.Add(f.Skip)
+			if e == nil {
+				return
+			}
+			slots[f.Index] = e
+			if f.Unread {
+				run.reused++
+			} else {
+				run.built++
+			}
+		}, nil
+	})
+	switch {
+	case ctx.Err() != nil:
+		return indexRun{}, ctx.Err()
+	case bctx.Err() != nil:
+		// What was analyzed before the index's time limit is kept; the
+		// next call continues from the cache.
+		run.deadline = true
+	case err != nil:
 		return indexRun{}, err
-	}
-	run := indexRun{listed: len(listed), listCut: cut}
-	present := make(map[string]bool, len(listed))
-	slots := make([]*retrieval.Entry, len(listed))
-	var todo []int
-	for i, f := range listed {
-		present[f.Path] = true
-		if !p.resolver.allowed(ctx, who, ports.ActionSearch, kind, f.Path) {
-			continue
-		}
-		if e := p.index.Lookup(kind, f); e != nil {
-			slots[i] = e
-			run.reused++
-			continue
-		}
-		todo = append(todo, i)
-	}
-	if !cut {
+	case !walked.Capped:
+		// Every listed file was visited: the cache drops the rest.
 		p.index.Forget(kind, func(path string) bool { return present[path] })
 	}
-	if len(todo) > 0 {
-		bctx, cancel := context.WithTimeout(ctx, indexDeadline)
-		defer cancel()
-		var (
-			mu   sync.Mutex
-			wg   sync.WaitGroup
-			next = make(chan int)
-			fail error
-		)
-		for range min(indexWorkers, len(todo)) {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for i := range next {
-					data, info, err := reader(bctx, listed[i].Path, maxBytes)
-					mu.Lock()
-					switch {
-					case err == nil:
-						info.Path = listed[i].Path
-						info.Size, info.ModTime = listed[i].Size, listed[i].ModTime
-					case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-						run.deadline = run.deadline || ctx.Err() == nil
-						if ctx.Err() != nil && fail == nil {
-							fail = ctx.Err()
-						}
-					case unreadable(err):
-						run.unreadable++
-					default:
-						if fail == nil {
-							fail = err
-						}
-					}
-					mu.Unlock()
-					if err != nil {
-						continue
-					}
-					// The listing's size and time key the cache: a file
-					// changed between the listing and the read is analyzed
-					// again on the next call.
-					e := retrieval.Analyze(kind, info, data, symbolsOf(kind, info.Path, data))
-					p.index.Store(e)
-					mu.Lock()
-					slots[i] = e
-					run.built++
-					mu.Unlock()
-				}
-			}()
-		}
-	feed:
-		for _, i := range todo {
-			select {
-			case next <- i:
-			case <-bctx.Done():
-				run.deadline = ctx.Err() == nil
-				break feed
-			}
-		}
-		close(next)
-		wg.Wait()
-		if fail != nil {
-			return indexRun{}, fail
-		}
-	}
-	for _, e := range slots {
-		if e != nil {
+	run.listed, run.listCut = walked.Listed, walked.Capped
+	run.unreadable = skipped.TooLarge + skipped.Binary + skipped.Gone
+	for i := range walked.Listed {
+		if e := slots[i]; e != nil {
 			run.entries = append(run.entries, e)
 		}
 	}
@@ -158,11 +136,4 @@ func symbolsOf(kind, path string, data []byte) []ports.Symbol {
 		return codeintel.NativeSymbols(path, data)
 	}
 	return codeintel.HeuristicSymbols(data)
-}
-
-// unreadable reports a store refusal the index passes over: the file went
-// away, grew past the cap, or is not text.
-func unreadable(err error) bool {
-	return errors.Is(err, ports.ErrNotFound) || errors.Is(err, ports.ErrTooLarge) || errors.Is(err, ports.ErrBinary) ||
-		errors.Is(err, ports.ErrNotRegular) || errors.Is(err, ports.ErrOutsideJail) || errors.Is(err, ports.ErrNotDocument)
 }

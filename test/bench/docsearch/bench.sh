@@ -1,5 +1,5 @@
 #!/bin/sh
-# Benchmarks doc_search's literal path (document store + search.Run) against
+# Benchmarks doc_search's literal path (document store + search.Search) against
 # grep -rF over the same generated corpus (10,000 documents, ~100 MB by
 # default) and prints both times and their ratio; the target is within 2x
 # of grep. Extra arguments go to the Go program, e.g.:

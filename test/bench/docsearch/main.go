@@ -5,12 +5,12 @@
 // times, on a warm page cache:
 //
 //	(a) a literal search through the real stack: the document store
-//	    (adapters/fs: List, then a jailed, symlink-checked read per
-//	    document) feeding search.Run through search.StoreSource, with every
-//	    cap raised so the whole corpus is scanned, for a term that appears
-//	    in few documents; once with the default read-ahead
-//	    (search.DefaultPrefetch reading goroutines) and once with a single
-//	    reading goroutine, the fair match for single-threaded grep;
+//	    (adapters/fs: its streaming walk, then a jailed, symlink-checked
+//	    read per document) through search.Search, doc_search's pipeline,
+//	    with every cap raised so the whole corpus is scanned, for a term
+//	    that appears in few documents; once with the default workers
+//	    (GOMAXPROCS) and once with a single worker, the fair match for
+//	    single-threaded grep;
 //	(b) grep -rF for the same term over the same files.
 //
 // Each runs -iter times after one untimed warm-up, interleaved round by
@@ -42,6 +42,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -105,39 +106,32 @@ func run(docs int, total int64, iter, hits int, keep bool) error {
 	defer store.Close()
 	fmt.Printf("opened the store (one start-up walk, usage %.1f MB) in %v\n", float64(store.Usage())/1e6, time.Since(t0).Round(time.Millisecond))
 
-	storeSearch := func(prefetch int) (int, error) {
+	storeSearch := func(workers int) (int, error) {
 		ctx := context.Background()
-		list, truncated, err := store.List(ctx, "", docs+1)
-		if err != nil {
-			return 0, err
-		}
-		if truncated || len(list) != docs {
-			return 0, fmt.Errorf("listed %d documents (truncated %v), want %d", len(list), truncated, docs)
-		}
-		paths := make([]string, len(list))
-		for i, fi := range list {
-			paths[i] = fi.Path
-		}
 		m, err := search.NewMatcher(term, false, search.MatcherOptions{})
 		if err != nil {
 			return 0, err
 		}
 		allowAll := func(context.Context, string) (bool, error) { return true, nil }
-		src := search.NewStoreSource(store, paths, allowAll, search.StoreSourceOptions{Prefetch: prefetch})
-		res, err := search.Run(ctx, src, m, search.Limits{
-			MaxFiles:      docs + 1,
-			MaxResults:    1 << 30,
-			MaxTotalBytes: 4 * total,
-			Deadline:      time.Minute,
+		rep, err := search.Search(ctx, search.Request{
+			Store:   store,
+			Allow:   allowAll,
+			Matcher: m,
+			Limits: search.Limits{
+				MaxFiles:      docs + 1,
+				MaxResults:    1 << 30,
+				MaxTotalBytes: 4 * total,
+				Workers:       workers,
+				Deadline:      time.Minute,
+			},
 		})
 		if err != nil {
 			return 0, err
 		}
-		if res.FilesScanned != docs || res.ResultsTruncated || res.FilesTruncated || res.BytesTruncated || res.DeadlineExceeded {
-			return 0, fmt.Errorf("the search did not cover the corpus: %d files, flags %v %v %v %v",
-				res.FilesScanned, res.ResultsTruncated, res.FilesTruncated, res.BytesTruncated, res.DeadlineExceeded)
+		if rep.FilesScanned != docs || !rep.Complete() {
+			return 0, fmt.Errorf("the search did not cover the corpus: %d files, truncated %v", rep.FilesScanned, rep.Truncated())
 		}
-		return len(res.Matches), nil
+		return len(rep.Matches), nil
 	}
 	var grepCPU time.Duration // CPU time of the last grep run
 	grepSearch := func() (int, error) {
@@ -159,8 +153,8 @@ func run(docs int, total int64, iter, hits int, keep bool) error {
 		cpu  func(before rusage) time.Duration
 	}{
 		{"grep -rF", grepSearch, func(rusage) time.Duration { return grepCPU }},
-		{fmt.Sprintf("store + search.Run, prefetch %d", search.DefaultPrefetch), func() (int, error) { return storeSearch(search.DefaultPrefetch) }, selfCPU},
-		{"store + search.Run, prefetch 1", func() (int, error) { return storeSearch(1) }, selfCPU},
+		{fmt.Sprintf("store + search.Search, %d workers", runtime.GOMAXPROCS(0)), func() (int, error) { return storeSearch(0) }, selfCPU},
+		{"store + search.Search, 1 worker", func() (int, error) { return storeSearch(1) }, selfCPU},
 	}
 	times := make([][]time.Duration, len(contenders))
 	cpus := make([][]time.Duration, len(contenders))
