@@ -141,6 +141,13 @@ func Search(ctx context.Context, req Request) (Report, error) {
 	defer cancel()
 
 	results := make(chan []fileHits, 2*lim.Workers)
+	// Reads may run aheadBatches batches past the merger, whatever the
+	// scheduling: enough to keep every worker busy, little to throw away.
+	aheadBatches := 4 * lim.Workers
+	gate := make(chan struct{}, aheadBatches)
+	for range aheadBatches {
+		gate <- struct{}{}
+	}
 	var (
 		walked  Walked
 		walkErr error
@@ -154,10 +161,11 @@ func Search(ctx context.Context, req Request) (Report, error) {
 			MaxFiles:     lim.MaxFiles,
 			MaxFileBytes: lim.MaxFileBytes,
 			Workers:      lim.Workers,
+			Gate:         gate,
 		}, func() (func(File), func()) { return matchFiles(inner, req, lim, results) })
 	}()
 
-	m := merger{lim: lim, rep: &rep, pending: map[int]fileHits{}}
+	m := merger{lim: lim, rep: &rep, pending: map[int]fileHits{}, gate: gate}
 	drained := false
 loop:
 	for {
@@ -274,6 +282,8 @@ type merger struct {
 	next    int
 	stopped bool
 	err     error
+	// gate gets a token back for every whole batch taken in order.
+	gate chan struct{}
 }
 
 // add takes one batch of results and reports whether the search is over.
@@ -288,6 +298,12 @@ func (m *merger) add(batch []fileHits) bool {
 		}
 		delete(m.pending, m.next)
 		m.next++
+		if m.next%batchFiles == 0 && m.gate != nil {
+			select {
+			case m.gate <- struct{}{}:
+			default:
+			}
+		}
 		if m.take(fh) {
 			m.stopped = true
 			return true

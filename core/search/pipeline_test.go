@@ -322,6 +322,36 @@ func TestSearchStopsEarly(t *testing.T) {
 	}
 }
 
+// TestSearchReadsBoundedAheadOfAStall: a worker stalled on the first
+// file does not let the others read on to the file cap; reads stay within
+// the window of batches the merger has not yet taken.
+func TestSearchReadsBoundedAheadOfAStall(t *testing.T) {
+	kv := map[string]string{}
+	for i := range 5000 {
+		kv[fmt.Sprintf("f%05d.txt", i)] = "needle\n"
+	}
+	s := newMemStore(kv)
+	s.delay = func(p string) time.Duration {
+		if p == "f00000.txt" {
+			return 200 * time.Millisecond
+		}
+		return 0
+	}
+	const workers = 2
+	rep, err := Search(t.Context(), Request{Store: walkStore{s}, Allow: allowAll, Matcher: mustMatcher(t, "needle", false, MatcherOptions{}),
+		Limits: Limits{MaxResults: 50, MaxFiles: 10000, Deadline: time.Minute, Workers: workers}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Matches) != 50 || rep.Matches[0].Path != "f00000.txt" {
+		t.Fatalf("report %+v", rep.Result)
+	}
+	// The window, the batch each worker holds and the one the walk holds.
+	if n, most := s.reads.Load(), int64((4*workers+workers+1)*batchFiles); n > most {
+		t.Errorf("%d files read behind a stalled first file, want at most %d", n, most)
+	}
+}
+
 func TestSanitizeSnippet(t *testing.T) {
 	for in, want := range map[string]string{
 		"plain":             "plain",

@@ -328,6 +328,11 @@ func (st *sessionStore) OpenReadSession() ReadSession {
 }
 
 func (fs *fakeSession) Read(ctx context.Context, rel string, maxBytes int64) ([]byte, ports.FileInfo, error) {
+	// A read after the search ended is refused uncounted, as the base
+	// store refuses it.
+	if err := ctx.Err(); err != nil {
+		return nil, ports.FileInfo{}, err
+	}
 	fs.s.mu.Lock()
 	fs.s.reads[fs]++
 	fs.s.mu.Unlock()

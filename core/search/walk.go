@@ -71,6 +71,13 @@ type WalkRequest struct {
 	// read: true hands it over unread (the caller already has what it
 	// needs, e.g. an analysis cached under the listing's size and time).
 	Unread func(ports.FileInfo) bool
+	// Gate, when set, bounds how far reading runs ahead of a consumer that
+	// takes files in listing order: the walk takes one token from it
+	// before handing out each batch of batchFiles files, and the consumer
+	// puts one back each time it has taken a whole batch. Without it a
+	// worker that stalls on one early file lets the others read on to the
+	// file cap, work that a search stopped by its result cap throws away.
+	Gate chan struct{}
 }
 
 // SkipReason is why the walk passed over a file.
@@ -191,6 +198,13 @@ func list(ctx context.Context, req WalkRequest, jobs chan<- batch) (Walked, erro
 	flush := func() bool {
 		if len(cur.files) == 0 {
 			return true
+		}
+		if req.Gate != nil {
+			select {
+			case <-req.Gate:
+			case <-ctx.Done():
+				return false
+			}
 		}
 		select {
 		case jobs <- cur:
