@@ -21,10 +21,18 @@ import (
 // re-executed binary: this package's init takes over before main runs.
 const helperArg0 = "arrowhead-sandbox-init"
 
+// helperScratch is where the helper shows the run's scratch: a fixed path,
+// as bubblewrap's /scratch is, because build and test caches (Go's) key
+// their entries by the package directory, and a path that changed with
+// every run would make every run rebuild and rerun. The host stays
+// read-only, so the mount point is made inside the private /tmp; the name
+// keeps it clear of the host paths a request may bind there.
+const helperScratch = "/tmp/.arrowhead-scratch"
+
 // helperSpec is what the subprocess runner tells its helper.
 type helperSpec struct {
 	// Scratch is the staged host directory; the command sees a sized tmpfs
-	// at the same path, filled with a copy of it.
+	// at helperScratch, filled with a copy of it.
 	Scratch      string `json:"scratch"`
 	ScratchBytes int64  `json:"scratch_bytes"`
 	// TmpBytes and SmallBytes size /tmp, and /var/tmp and /dev/shm.
@@ -95,15 +103,15 @@ func runHelper(specJSON string, argv []string) error {
 			return fmt.Errorf("mounting a private %s: %w", dir, err)
 		}
 	}
-	// MkdirAll only creates anything inside a private tmpfs: the rest is
-	// read-only.
-	if err := os.MkdirAll(sp.Scratch, 0o755); err != nil {
-		return fmt.Errorf("recreating the scratch: %w", err)
+	// The private /tmp is the only place a mount point can be made: the
+	// rest is read-only.
+	if err := os.Mkdir(helperScratch, 0o755); err != nil {
+		return fmt.Errorf("making the scratch's mount point: %w", err)
 	}
-	if err := tmpfs(sp.Scratch, sp.ScratchBytes, "0755"); err != nil {
+	if err := tmpfs(helperScratch, sp.ScratchBytes, "0755"); err != nil {
 		return fmt.Errorf("mounting the scratch: %w", err)
 	}
-	if err := copyTree(staged.FS(), sp.Scratch); err != nil {
+	if err := copyTree(staged.FS(), helperScratch); err != nil {
 		return fmt.Errorf("filling the scratch: %w", err)
 	}
 	_ = staged.Close()
@@ -137,7 +145,7 @@ func runHelper(specJSON string, argv []string) error {
 	for _, f := range keep {
 		_ = f.Close()
 	}
-	if err := os.Chdir(filepath.Join(sp.Scratch, filepath.FromSlash(sp.Dir))); err != nil {
+	if err := os.Chdir(filepath.Join(helperScratch, filepath.FromSlash(sp.Dir))); err != nil {
 		return fmt.Errorf("entering the working directory: %w", err)
 	}
 	for res, v := range sp.Limits {
@@ -159,7 +167,7 @@ func runHelper(specJSON string, argv []string) error {
 	}
 	program := argv[0]
 	if !filepath.IsAbs(program) {
-		program = filepath.Join(sp.Scratch, filepath.FromSlash(sp.Dir), program)
+		program = filepath.Join(helperScratch, filepath.FromSlash(sp.Dir), program)
 	}
 	return syscall.Exec(program, argv, os.Environ())
 }

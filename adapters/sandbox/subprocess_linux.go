@@ -15,7 +15,7 @@ import (
 // server's own binary, re-executed as a helper (helperArg0) in new user,
 // mount and PID namespaces, makes the whole host read-only apart from the
 // request's writable mounts, gives the run its own sized /tmp, /var/tmp,
-// /dev/shm and scratch (a tmpfs at the scratch's own path, filled with a
+// /dev/shm and scratch (a tmpfs at the fixed helperScratch, filled with a
 // copy of what was staged), applies the limits, drops every capability and
 // execs the command. The PID namespace is what makes "nothing outlives the
 // call" hold: a descendant that double-forks and calls setsid leaves the
@@ -87,7 +87,7 @@ func (b *subprocess) command(s *scratch, sp runSpec) (*exec.Cmd, func(outcome), 
 		// itself: its directory need not be open to the sandbox uid.
 		Path: "/proc/self/exe",
 		Args: append([]string{helperArg0, string(js)}, sp.argv...),
-		Env:  runEnv(s.dir, "/tmp", sp.req),
+		Env:  runEnv(helperScratch, "/tmp", sp.req),
 		Dir:  "/",
 		SysProcAttr: &syscall.SysProcAttr{
 			Setpgid:    true,

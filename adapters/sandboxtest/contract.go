@@ -173,7 +173,7 @@ func (s suite) scratchIsFreshAndRemoved(t *testing.T) {
 	code := `import os, json
 print(json.dumps({"cwd_entries": sorted(os.listdir(".")),
   "staged": open("pkg/sub/data.txt").read(),
-  "home": os.environ.get("HOME")}))
+  "cwd": os.getcwd(), "home": os.environ.get("HOME")}))
 open("left-behind.txt", "w").write("x")
 os.makedirs("made/here")
 os.chmod("made", 0)
@@ -190,6 +190,7 @@ os.chmod("made", 0)
 		}
 		return nil
 	}
+	var firstCwd string
 	for i := range 2 {
 		res, err := s.r.Run(context.Background(), ports.RunRequest{
 			Argv: append(slices.Clone(Python), code), Stage: stage, Limits: Limits})
@@ -199,12 +200,25 @@ os.chmod("made", 0)
 		var got struct {
 			CwdEntries []string `json:"cwd_entries"`
 			Staged     string   `json:"staged"`
+			Cwd        string   `json:"cwd"`
+			Home       string   `json:"home"`
 		}
 		if err := json.Unmarshal(res.Stdout, &got); err != nil {
 			t.Fatalf("run %d: stdout %q stderr %q", i, res.Stdout, res.Stderr)
 		}
 		if !slices.Equal(got.CwdEntries, []string{"pkg"}) || got.Staged != "staged bytes" {
 			t.Fatalf("run %d saw %+v (the scratch must hold only what was staged)", i, got)
+		}
+		// Build and test caches (Go's) key entries by the package
+		// directory: a scratch path that changed per run would make
+		// every run rebuild.
+		if got.Home != got.Cwd {
+			t.Fatalf("run %d: HOME %q is not the scratch %q", i, got.Home, got.Cwd)
+		}
+		if i == 0 {
+			firstCwd = got.Cwd
+		} else if got.Cwd != firstCwd {
+			t.Fatalf("the scratch moved between runs: %q, then %q", firstCwd, got.Cwd)
 		}
 		if res.ExitCode != 0 {
 			t.Fatalf("run %d exit %d: %s", i, res.ExitCode, res.Stderr)
