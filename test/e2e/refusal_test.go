@@ -65,6 +65,12 @@ func TestStdioStartUpRefusalReachesTheClient(t *testing.T) {
 				if err == nil || !strings.Contains(err.Error(), r.want) {
 					t.Fatalf("initialize: %v; want the refusal naming %s (stderr %q)", err, r.want, stderr.String())
 				}
+				// mcp-go copies the child's stderr on a goroutine of its own,
+				// which may still be behind the answer the client already
+				// read: give it a bounded moment to catch up.
+				for end := time.Now().Add(10 * time.Second); !strings.Contains(stderr.String(), r.want) && time.Now().Before(end); {
+					time.Sleep(10 * time.Millisecond)
+				}
 				if !strings.Contains(stderr.String(), r.want) {
 					t.Errorf("stderr %q lacks the reason", stderr.String())
 				}
