@@ -252,8 +252,17 @@ func (w *timerWorker) Work(ctx context.Context, job *river.Job[timerArgs]) error
 			if _, err := tx.Exec(ctx, taskFinish, owner, id, string(ports.TaskCompleted), st.Input, "", now, next); err != nil {
 				return err
 			}
-			_, err = tx.Exec(ctx, taskEvict, owner, r.limits.MaxFinishedPerOwner)
-			return err
+			if _, err := tx.Exec(ctx, taskEvict, owner, r.limits.MaxFinishedPerOwner); err != nil {
+				return err
+			}
+			// The job completes with the task, as a settled scan's does: a
+			// completion River would otherwise write later, on its own,
+			// can lag a PostgreSQL outage and leave the fired timer's job
+			// "running" until the rescuer finds it.
+			if _, err := river.JobCompleteTx[*riverpgxv5.Driver](ctx, tx, job); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+				return err
+			}
+			return nil
 		})
 	})
 	if err == nil && snooze > 0 {

@@ -162,6 +162,14 @@ func TestReplicasRideOutAPostgresRestart(t *testing.T) {
 	}
 	var fired int
 	if err := conn.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'arrowhead_timer' AND state = 'completed' AND args->>'task_id' = ANY($1)`, timers).Scan(&fired); err != nil || fired != len(timers) {
-		t.Fatalf("%d timer jobs completed for %d timers (%v)", fired, len(timers), err)
+		var states []string
+		rows, _ := conn.Query(ctx, `SELECT state::text || ' attempt ' || attempt || ' ' || coalesce(errors::text, '') FROM river_job WHERE kind = 'arrowhead_timer' AND args->>'task_id' = ANY($1)`, timers)
+		for rows.Next() {
+			var st string
+			_ = rows.Scan(&st)
+			states = append(states, st)
+		}
+		rows.Close()
+		t.Fatalf("%d timer jobs completed for %d timers (%v); jobs: %q", fired, len(timers), err, states)
 	}
 }
