@@ -15,6 +15,7 @@ import (
 	"net/url"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -68,12 +69,18 @@ func (p *wireProxy) serve() {
 
 // fromServer forwards the server's bytes, marking that it answered before
 // they reach the client, so a client message sent in reply always counts
-// as a new turn.
+// as a new turn. It holds each answer back for answerHold first: bytes the
+// client wrote without waiting (a pipeline may take two writes, and the
+// server answers the first Sync at once) are read as part of the turn
+// they belong to, while a client that waits for the answer still cannot
+// send before it is forwarded.
 func (p *wireProxy) fromServer(s, c net.Conn) {
+	const answerHold = 20 * time.Millisecond
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := s.Read(buf)
 		if n > 0 {
+			time.Sleep(answerHold)
 			p.mu.Lock()
 			p.answered = true
 			p.mu.Unlock()
