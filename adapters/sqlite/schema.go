@@ -6,11 +6,23 @@ import (
 	"fmt"
 )
 
-// schema is the store's layout at schemaVersion. Owners appear only as
-// SHA-256 of their identity (the owner column): an identity of any length
-// or content is a fixed-size key and never appears in the file. Times are
-// Unix nanoseconds in UTC, 0 for none.
-const schema = `
+// migrations are the store's layout, one step per schema version: step i
+// takes a file from PRAGMA user_version i to i+1, and a new file runs them
+// all. A step is only ever appended, never edited once it has shipped, so
+// a file written by any earlier build is brought up to date in order.
+//
+// Owners appear only as SHA-256 of their identity (the owner column): an
+// identity of any length or content is a fixed-size key and never appears
+// in the file. Times are Unix nanoseconds in UTC, 0 for none.
+var migrations = []string{
+	memorySchema,
+}
+
+// schemaVersion is PRAGMA user_version of the layout this build writes.
+var schemaVersion = len(migrations)
+
+// memorySchema holds memories, kv, working sets and bounded counters.
+const memorySchema = `
 CREATE TABLE mem_owner (
 	owner BLOB PRIMARY KEY,
 	used INTEGER NOT NULL DEFAULT 0,    -- bytes against ARROWHEAD_MEMORY_QUOTA_BYTES
@@ -66,9 +78,10 @@ CREATE TABLE counter (                  -- totals bounded across owners
 ) WITHOUT ROWID;
 `
 
-// migrate creates the tables of a new file, or checks the version of an
-// existing one, inside one immediate transaction: of several processes
-// opening a new file at once, the first creates and the others see it.
+// migrate brings a file to schemaVersion, running the steps it lacks
+// inside one immediate transaction: of several processes opening a file
+// at once, the first migrates and the others see the result. A file
+// written by a newer build is refused (ErrNewer).
 func (s *Store) migrate(ctx context.Context) error {
 	var newer bool
 	err := retryBusy(ctx, func() error {
@@ -90,9 +103,11 @@ func (s *Store) migrate(ctx context.Context) error {
 			newer = true
 			return nil
 		}
-		// Several statements: run unprepared.
-		if _, err := tx.Tx.ExecContext(ctx, schema); err != nil {
-			return err
+		for _, step := range migrations[v:] {
+			// Several statements: run unprepared.
+			if _, err := tx.Tx.ExecContext(ctx, step); err != nil {
+				return err
+			}
 		}
 		if _, err := tx.Tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version=%d", schemaVersion)); err != nil {
 			return err

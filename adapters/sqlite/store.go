@@ -79,9 +79,6 @@ const (
 	// readConns is how many read connections a process keeps: reads run
 	// beside the one writer and each other.
 	readConns = 4
-	// schemaVersion is PRAGMA user_version of the layout this build
-	// writes (schema.go).
-	schemaVersion = 1
 )
 
 // Errors of the store. None carries a path, a key or a value.
