@@ -1,10 +1,8 @@
 package inmem
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -81,8 +79,8 @@ func OpenTaskRegistry(ctx context.Context, ns *bolt.Namespace, cfg ports.TaskCon
 		return nil, errors.New("the task registry needs the embedded store (ARROWHEAD_DATA_DIR)")
 	}
 	l := cfg.Limits
-	if l.MaxRunningPerOwner <= 0 || l.MaxTimersPerOwner <= 0 || l.MaxFinishedPerOwner <= 0 || l.FinishedTTL <= 0 {
-		return nil, errors.New("ARROWHEAD_TASK_SCHEDULE_MAX_PER_OWNER and the task bounds must be positive")
+	if err := CheckTaskLimits(l); err != nil {
+		return nil, err
 	}
 	clock := cfg.Clock
 	if clock == nil {
@@ -143,15 +141,14 @@ func (r *TaskRegistry) Start(ctx context.Context, nt ports.NewTask) (ports.Task,
 		return ports.Task{}, ErrRegistryClosed
 	}
 	now := r.now()
-	task := ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Subject, Kind: nt.Kind, Status: ports.TaskWorking,
-		CreatedAt: now, UpdatedAt: now, Principal: nt.Principal, Input: slices.Clone(nt.Input)}
+	task := NewWorkingTask(nt, now)
 	err := r.ns.Batch(ctx, func(root *bbolt.Bucket) error {
 		ob, tasks, err := r.ownerTasks(root, task.Owner, now)
 		if err != nil {
 			return err
 		}
-		if count(tasks, func(t ports.Task) bool { return t.Status == ports.TaskWorking && t.Kind != ports.TaskKindTimer }) >= r.limits.MaxRunningPerOwner {
-			return ports.ErrTooManyTasks
+		if err := CheckStartBound(r.limits, tasks); err != nil {
+			return err
 		}
 		return putTask(ob, task)
 	})
@@ -161,13 +158,10 @@ func (r *TaskRegistry) Start(ctx context.Context, nt ports.NewTask) (ports.Task,
 	if !r.goWork(func() { r.run(task, work) }) {
 		// Closed between the write and here: the task is interrupted,
 		// exactly as a restart would report it.
-		_ = r.finish(context.Background(), task, nil, errInterrupted)
+		_ = r.finish(context.Background(), task, nil, ErrTaskInterrupted)
 	}
 	return task, nil
 }
-
-// errInterrupted marks work stopped by Close.
-var errInterrupted = errors.New(ports.TaskInterrupted)
 
 // run waits for a worker slot, runs the work and records how it ended.
 func (r *TaskRegistry) run(task ports.Task, work ports.TaskWork) {
@@ -175,7 +169,7 @@ func (r *TaskRegistry) run(task ports.Task, work ports.TaskWork) {
 	case r.slots <- struct{}{}:
 		defer func() { <-r.slots }()
 	case <-r.ctx.Done():
-		_ = r.finish(context.Background(), task, nil, errInterrupted)
+		_ = r.finish(context.Background(), task, nil, ErrTaskInterrupted)
 		return
 	}
 	check := func(ctx context.Context) error { return r.check(ctx, task) }
@@ -184,14 +178,10 @@ func (r *TaskRegistry) run(task ports.Task, work ports.TaskWork) {
 	}
 	result, err := work.Safe(r.ctx, ports.TaskRun{Task: task, Check: check})
 	if r.ctx.Err() != nil && err != nil {
-		err = errInterrupted
+		err = ErrTaskInterrupted
 	}
 	_ = r.finish(context.Background(), task, result, err)
 }
-
-// errResultNotJSON fails a task whose work returned something other than
-// JSON (a worker's bug): it is recorded as failed, never stored.
-var errResultNotJSON = errors.New("the task failed: its result could not be recorded")
 
 // check is TaskRun.Check: the recorded status, read from the store.
 func (r *TaskRegistry) check(ctx context.Context, task ports.Task) error {
@@ -221,16 +211,7 @@ func (r *TaskRegistry) finish(ctx context.Context, task ports.Task, result []byt
 		if i < 0 || tasks[i].Status != ports.TaskWorking {
 			return nil
 		}
-		t := tasks[i]
-		t.UpdatedAt = now
-		switch {
-		case workErr != nil:
-			t.Status, t.Error = ports.TaskFailed, workErr.Error()
-		case !json.Valid(result):
-			t.Status, t.Error = ports.TaskFailed, errResultNotJSON.Error()
-		default:
-			t.Status, t.Result = ports.TaskCompleted, slices.Clone(result)
-		}
+		t := FinishedTask(tasks[i], result, workErr, now)
 		tasks[i] = t
 		if err := putTask(ob, t); err != nil {
 			return err
@@ -245,16 +226,14 @@ func (r *TaskRegistry) Schedule(ctx context.Context, nt ports.NewTimer) (ports.T
 		return ports.Task{}, ErrRegistryClosed
 	}
 	now := r.now()
-	task := ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Subject, Kind: ports.TaskKindTimer, Status: ports.TaskWorking,
-		CreatedAt: now, UpdatedAt: now, Principal: nt.Principal, Input: slices.Clone(nt.Payload),
-		DueAt: nt.DueAt.UTC().Round(0), Repeat: nt.Repeat}
+	task := NewPendingTimer(nt, now)
 	err := r.ns.Batch(ctx, func(root *bbolt.Bucket) error {
 		ob, tasks, err := r.ownerTasks(root, task.Owner, now)
 		if err != nil {
 			return err
 		}
-		if count(tasks, pendingTimer) >= r.limits.MaxTimersPerOwner {
-			return ports.ErrTooManyTimers
+		if err := CheckScheduleBound(r.limits, tasks); err != nil {
+			return err
 		}
 		if err := putTask(ob, task); err != nil {
 			return err
@@ -266,10 +245,6 @@ func (r *TaskRegistry) Schedule(ctx context.Context, nt ports.NewTimer) (ports.T
 	}
 	r.poke()
 	return task, nil
-}
-
-func pendingTimer(t ports.Task) bool {
-	return t.Kind == ports.TaskKindTimer && t.Status == ports.TaskWorking
 }
 
 // Get implements ports.TaskRegistry.
@@ -326,18 +301,8 @@ func (r *TaskRegistry) List(ctx context.Context, owner string, limit int) ([]por
 	if err != nil {
 		return nil, false, err
 	}
-	slices.SortFunc(tasks, byCreation)
-	if limit >= 0 && len(tasks) > limit {
-		return tasks[:limit], true, nil
-	}
-	return tasks, false, nil
-}
-
-func byCreation(a, b ports.Task) int {
-	if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
-		return c
-	}
-	return bytes.Compare([]byte(a.ID), []byte(b.ID))
+	page, more := ListPage(tasks, limit)
+	return page, more, nil
 }
 
 // Cancel implements ports.TaskRegistry.
@@ -353,7 +318,7 @@ func (r *TaskRegistry) Cancel(ctx context.Context, owner, id string) (ports.Task
 		if task.Status != ports.TaskWorking {
 			return nil // idempotent: a finished task stays as it is
 		}
-		task.Status, task.UpdatedAt = ports.TaskCancelled, now
+		task = CancelledTask(task, now)
 		if err := putTask(ob, task); err != nil {
 			return err
 		}
@@ -383,9 +348,7 @@ func (r *TaskRegistry) recoverInterrupted(ctx context.Context) error {
 	err := r.ns.View(ctx, func(root *bbolt.Bucket) error {
 		var err error
 		dirty, err = r.eachOwner(root, func(_ *bbolt.Bucket, tasks []ports.Task) (bool, error) {
-			return slices.ContainsFunc(tasks, func(t ports.Task) bool {
-				return t.Status == ports.TaskWorking && t.Kind != ports.TaskKindTimer || r.expired(t, now)
-			}), nil
+			return slices.ContainsFunc(tasks, func(t ports.Task) bool { return IsRunningTask(t) || r.expired(t, now) }), nil
 		})
 		return err
 	})
@@ -395,9 +358,8 @@ func (r *TaskRegistry) recoverInterrupted(ctx context.Context) error {
 	return r.ns.Update(ctx, func(root *bbolt.Bucket) error {
 		_, err := r.eachOwner(root, func(ob *bbolt.Bucket, tasks []ports.Task) (bool, error) {
 			for _, t := range tasks {
-				if t.Status == ports.TaskWorking && t.Kind != ports.TaskKindTimer {
-					t.Status, t.Error, t.UpdatedAt = ports.TaskFailed, ports.TaskInterrupted, now
-					if err := putTask(ob, t); err != nil {
+				if IsRunningTask(t) {
+					if err := putTask(ob, InterruptedTask(t, now)); err != nil {
 						return false, err
 					}
 				}
@@ -476,7 +438,7 @@ func ownerBucket(root *bbolt.Bucket, owner string) *bbolt.Bucket {
 }
 
 func (r *TaskRegistry) expired(t ports.Task, now time.Time) bool {
-	return t.Status.Finished() && now.Sub(t.UpdatedAt) > r.limits.FinishedTTL
+	return TaskExpired(r.limits, t, now)
 }
 
 func (r *TaskRegistry) purgeExpired(ob *bbolt.Bucket, tasks []ports.Task, now time.Time) error {
@@ -493,32 +455,12 @@ func (r *TaskRegistry) purgeExpired(ob *bbolt.Bucket, tasks []ports.Task, now ti
 // evictFinished deletes the owner's oldest finished tasks beyond
 // MaxFinishedPerOwner.
 func (r *TaskRegistry) evictFinished(ob *bbolt.Bucket, tasks []ports.Task) error {
-	finished := slices.DeleteFunc(slices.Clone(tasks), func(t ports.Task) bool { return !t.Status.Finished() })
-	if len(finished) <= r.limits.MaxFinishedPerOwner {
-		return nil
-	}
-	slices.SortFunc(finished, func(a, b ports.Task) int {
-		if c := a.UpdatedAt.Compare(b.UpdatedAt); c != 0 {
-			return c
-		}
-		return byCreation(a, b)
-	})
-	for _, t := range finished[:len(finished)-r.limits.MaxFinishedPerOwner] {
+	for _, t := range TasksToEvict(r.limits, tasks) {
 		if err := ob.Delete([]byte(t.ID)); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func count(tasks []ports.Task, pred func(ports.Task) bool) int {
-	n := 0
-	for _, t := range tasks {
-		if pred(t) {
-			n++
-		}
-	}
-	return n
 }
 
 // dueKey orders pending timers by due time, then owner and id.

@@ -53,12 +53,10 @@ func (r taskRow) task() ports.Task {
 		Input:     slices.Clone(r.Input), Result: slices.Clone(r.Result), Error: r.Error, DueAt: r.DueAt, Repeat: r.Repeat, Next: r.Next}
 }
 
-var errTaskRecordCorrupt = errors.New("a task record in the embedded store is damaged")
-
 // putTask writes t into its owner's bucket, sealed under owner and id so a
 // record moved to another owner or id fails its check.
 func putTask(ob *bbolt.Bucket, t ports.Task) error {
-	raw, err := json.Marshal(toTaskRow(t))
+	raw, err := EncodeTask(t)
 	if err != nil {
 		return err
 	}
@@ -81,11 +79,11 @@ func decodeTask(ownerHash, id, sealed []byte) (ports.Task, error) {
 	if err != nil {
 		return ports.Task{}, err
 	}
-	var row taskRow
-	if err := json.Unmarshal(raw, &row); err != nil || row.ID != string(id) {
-		return ports.Task{}, errors.Join(bolt.ErrCorrupt, errTaskRecordCorrupt)
+	t, err := DecodeTask(raw, string(id))
+	if err != nil {
+		return ports.Task{}, errors.Join(bolt.ErrCorrupt, err)
 	}
-	return row.task(), nil
+	return t, nil
 }
 
 // readTasks decodes every task in an owner's bucket.

@@ -132,19 +132,14 @@ func (r *TaskRegistry) fire(root, ob *bbolt.Bucket, ownerHash, id []byte, now ti
 	if err != nil || !found || t.Status != ports.TaskWorking {
 		return err
 	}
-	t.Status, t.Result, t.UpdatedAt = ports.TaskCompleted, slices.Clone(t.Input), now
-	if t.Repeat > 0 {
-		next := t
-		next.ID, next.Status, next.Result = ports.NewTaskID(), ports.TaskWorking, nil
-		next.CreatedAt, next.UpdatedAt = now, now
-		next.DueAt = ports.NextDue(t.DueAt, t.Repeat, now)
+	t, next, repeats := FiredTimer(t, now)
+	if repeats {
 		if err := putTask(ob, next); err != nil {
 			return err
 		}
 		if err := putDue(root, next); err != nil {
 			return err
 		}
-		t.Next = next.ID
 	}
 	if err := putTask(ob, t); err != nil {
 		return err
