@@ -18,7 +18,7 @@ import (
 // A task's record is the JSON every embedded registry keeps
 // (inmem.EncodeTask); the columns beside it are what queries select on.
 // runner names the process (task_process.id) running a started task while
-// it is working; it is ” for timers, which no process owns: whichever
+// it is working; it is empty for timers, which no process owns: whichever
 // process's timer loop finds one due fires it, in the transaction that
 // records it fired, so a timer fires once however many processes look.
 const tasksSchema = `
@@ -175,7 +175,7 @@ func (r *TaskRegistry) isClosed() bool {
 
 func (r *TaskRegistry) now() time.Time { return r.clock.Now().UTC().Round(0) }
 
-// putTask writes t; runner is this process for a task it starts, ” for
+// putTask writes t; runner is this process for a task it starts, empty for
 // everything else (a timer, a finished task).
 func putTask(ctx context.Context, tx *Tx, t ports.Task, runner string) error {
 	raw, err := inmem.EncodeTask(t)
