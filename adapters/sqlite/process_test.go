@@ -29,6 +29,9 @@ func TestMain(m *testing.M) {
 	if dir := os.Getenv(helperEnv); dir != "" {
 		os.Exit(serveHelper(dir))
 	}
+	if dir := os.Getenv(taskHelperEnv); dir != "" {
+		os.Exit(serveTaskHelper(dir))
+	}
 	os.Exit(m.Run())
 }
 
