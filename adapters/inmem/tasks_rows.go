@@ -1,6 +1,7 @@
 package inmem
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"slices"
@@ -98,4 +99,29 @@ func readTasks(ob *bbolt.Bucket, ownerHash []byte) ([]ports.Task, error) {
 		return nil
 	})
 	return out, err
+}
+
+// DumpTasks calls fn with every task in ns, the registry's namespace
+// (TasksNamespace), read in one snapshot: the tasks and pending timers
+// that move to the store replacing this one. It opens no registry, which
+// would fire timers and fail working tasks.
+func DumpTasks(ctx context.Context, ns *bolt.Namespace, fn func(ports.Task) error) error {
+	return ns.View(ctx, func(root *bbolt.Bucket) error {
+		owners := root.Bucket(taskOwnersKey)
+		if owners == nil {
+			return nil
+		}
+		return owners.ForEachBucket(func(k []byte) error {
+			tasks, err := readTasks(owners.Bucket(k), k)
+			if err != nil {
+				return err
+			}
+			for _, t := range tasks {
+				if err := fn(t); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+	})
 }

@@ -178,6 +178,11 @@ func (r *TaskRegistry) now() time.Time { return r.clock.Now().UTC().Round(0) }
 // putTask writes t; runner is this process for a task it starts, empty for
 // everything else (a timer, a finished task).
 func putTask(ctx context.Context, tx *Tx, t ports.Task, runner string) error {
+	return writeTask(ctx, tx, "INSERT OR REPLACE", t, runner)
+}
+
+// writeTask writes t with verb (INSERT OR REPLACE, INSERT OR IGNORE).
+func writeTask(ctx context.Context, tx *Tx, verb string, t ports.Task, runner string) error {
 	raw, err := inmem.EncodeTask(t)
 	if err != nil {
 		return err
@@ -186,7 +191,7 @@ func putTask(ctx context.Context, tx *Tx, t ports.Task, runner string) error {
 	if t.Kind == ports.TaskKindTimer {
 		timer = 1
 	}
-	_, err = tx.ExecContext(ctx, "INSERT OR REPLACE INTO task (owner, id, status, timer, due_at, updated_at, runner, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+	_, err = tx.ExecContext(ctx, verb+" INTO task (owner, id, status, timer, due_at, updated_at, runner, record) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 		OwnerKey(t.Owner), t.ID, string(t.Status), timer, nanos(t.DueAt), nanos(t.UpdatedAt), runner, raw)
 	return err
 }
