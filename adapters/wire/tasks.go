@@ -2,10 +2,16 @@ package wire
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
+	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
+	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
@@ -16,9 +22,10 @@ import (
 // openTasks opens the task registry when the profile serves the tasks
 // family, with the family's background work (scanner is doc_scan's): on
 // the state database when ARROWHEAD_STATE_DSN is set, in the embedded
-// store's tasks namespace otherwise. nil when the family is not served.
-// Close stops its workers and timers before the store or the pool closes
-// (closers run last to first).
+// store every process on ARROWHEAD_DATA_DIR shares otherwise (the
+// previous release's tasks imported into it on first start). nil when the
+// family is not served. Close stops its workers and timers before the
+// store or the pool closes (closers run last to first).
 func (rt *Runtime) openTasks(ctx context.Context, s *settings.Settings, scanner docs.Scanner, clock ports.Clock) (ports.TaskRegistry, error) {
 	if !serves(s, catalog.FamilyTasks) {
 		return nil, nil
@@ -39,18 +46,39 @@ func (rt *Runtime) openTasks(ctx context.Context, s *settings.Settings, scanner 
 		rt.Health = append(rt.Health, reg)
 		return reg, nil
 	}
-	store, err := rt.embeddedStore(s)
+	store, err := rt.sharedStore(ctx, s)
 	if err != nil {
 		return nil, err
 	}
-	ns, err := store.Namespace(inmem.TasksNamespace)
-	if err != nil {
-		return nil, fmt.Errorf("ARROWHEAD_DATA_DIR: %w", err)
+	if err := rt.importBoltTasks(ctx, s, store); err != nil {
+		return nil, fmt.Errorf("ARROWHEAD_DATA_DIR: the previous store's tasks and timers could not be imported (nothing was changed; it is tried again at the next start): %w", err)
 	}
-	reg, err := inmem.OpenTaskRegistry(ctx, ns, cfg)
+	reg, err := sqlite.OpenTaskRegistry(ctx, store, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("ARROWHEAD_DATA_DIR: the task registry cannot be opened: %w", err)
 	}
 	rt.closers = append(rt.closers, reg.Close)
 	return reg, nil
+}
+
+// importBoltTasks moves the bbolt file's tasks and pending timers into
+// store, once for the data directory (sqlite.ImportBoltTasks says what
+// becomes of each).
+func (rt *Runtime) importBoltTasks(ctx context.Context, s *settings.Settings, store *sqlite.Store) error {
+	if _, err := os.Stat(filepath.Join(s.DataDir, bolt.FileName)); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if done, err := store.TasksImported(ctx); err != nil || done {
+		return err
+	}
+	old, err := rt.embeddedStore(s)
+	if err != nil {
+		return err
+	}
+	ns, err := old.Namespace(inmem.TasksNamespace)
+	if err != nil {
+		return err
+	}
+	_, err = store.ImportBoltTasks(ctx, ns)
+	return err
 }
