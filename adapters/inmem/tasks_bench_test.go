@@ -1,6 +1,7 @@
 package inmem_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -16,4 +17,19 @@ func BenchmarkTimerLateness(b *testing.B) {
 	tasktest.BenchTimerLateness(b, func(b *testing.B) tasktest.ClosableRegistry {
 		return openTaskRegistry(b, b.TempDir(), ports.TaskConfig{Limits: tasktest.LatenessLimits})
 	}, 3*time.Second, 0, 10*time.Millisecond)
+}
+
+// BenchmarkTaskStart and BenchmarkTaskList measure the bbolt registry's
+// Start and List (tasktest.BenchStart, BenchList), the figures the shared
+// store's registry is held against.
+func BenchmarkTaskStart(b *testing.B) {
+	r := openTaskRegistry(b, b.TempDir(), ports.TaskConfig{Limits: tasktest.BenchLimits, Workers: tasktest.BenchWorkers})
+	defer r.Close(context.Background())
+	tasktest.BenchStart(b, r)
+}
+
+func BenchmarkTaskList(b *testing.B) {
+	r := openTaskRegistry(b, b.TempDir(), ports.TaskConfig{Limits: tasktest.BenchLimits, Workers: tasktest.BenchWorkers})
+	defer r.Close(context.Background())
+	tasktest.BenchList(b, r)
 }

@@ -161,7 +161,8 @@ func (r *TaskRegistry) Close(ctx context.Context) error {
 	r.mu.Unlock()
 	r.stop()
 	r.wg.Wait()
-	return r.s.Write(context.WithoutCancel(ctx), func(tx *Tx) error {
+	ctx = context.WithoutCancel(ctx) // leaving is owed even to a caller that gave up
+	return r.s.Write(ctx, func(tx *Tx) error {
 		_, err := tx.ExecContext(ctx, "DELETE FROM task_process WHERE id = ?", r.proc)
 		return err
 	})
