@@ -389,3 +389,64 @@ func TestInterruptedWorkIsSettledOnlyForProcessesThatAreGone(t *testing.T) {
 		t.Fatalf("the live process's work was stopped: %v", ids)
 	}
 }
+
+// Tasks and timers share the store with another process's write burst
+// (eight writers committing back to back) without an error reaching a
+// caller, and the timers still fire.
+func TestTasksBesideAnotherProcesssWriteBurst(t *testing.T) {
+	dir := t.TempDir()
+	burst := startHelper(t, dir)
+	burst.send(command{Op: "burst", Owner: "alice", Key: "b"})
+	acked := make(chan struct{}, 1)
+	go func() {
+		for {
+			var r reply
+			if err := burst.out.Decode(&r); err != nil {
+				return
+			}
+			if r.Err != "" {
+				t.Errorf("the burst's write failed: %s", r.Err)
+				return
+			}
+			select {
+			case acked <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	<-acked // the burst is under way
+	w := newStoppingWork()
+	r, _ := openTestTasks(t, dir, w.config())
+	ctx := context.Background()
+	var timers []ports.Task
+	for o := range 10 {
+		p := ports.NewPrincipal(fmt.Sprintf("owner-%d", o), "tasks:write")
+		for range tasktest.Limits.MaxTimersPerOwner {
+			task, err := r.Schedule(ctx, ports.NewTimer{Principal: p, Payload: []byte(`{}`), DueAt: time.Now().Add(300 * time.Millisecond)})
+			if err != nil {
+				t.Fatalf("Schedule beside the burst: %v", err)
+			}
+			timers = append(timers, task)
+		}
+		task, err := r.Start(ctx, ports.NewTask{Kind: ports.TaskKindScan, Principal: p, Input: []byte(`{}`)})
+		if err != nil {
+			t.Fatalf("Start beside the burst: %v", err)
+		}
+		<-w.started
+		if _, _, err := r.List(ctx, p.Subject, -1); err != nil {
+			t.Fatalf("List beside the burst: %v", err)
+		}
+		if got, err := r.Cancel(ctx, p.Subject, task.ID); err != nil || got.Status != ports.TaskCancelled {
+			t.Fatalf("Cancel beside the burst: %+v %v", got, err)
+		}
+	}
+	for _, timer := range timers {
+		waitFor(t, "a timer firing beside the burst", func() bool {
+			got, err := r.Get(ctx, timer.Owner, timer.ID)
+			if err != nil {
+				t.Fatalf("Get beside the burst: %v", err)
+			}
+			return got.Status == ports.TaskCompleted
+		})
+	}
+}
