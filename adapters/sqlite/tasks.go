@@ -135,11 +135,11 @@ func openTaskRegistry(ctx context.Context, s *Store, cfg ports.TaskConfig, opt t
 	r := &TaskRegistry{s: s, limits: cfg.Limits, workers: cfg.Workers, clock: clock, proc: ports.NewTaskID(),
 		lease: opt.lease, onFire: opt.onFire, slots: make(chan struct{}, inmem.DefaultTaskWorkers),
 		wake: make(chan struct{}, 1), runs: map[string]*taskRun{}}
-	// Joining also settles the processes whose lease ran out while none
-	// was looking (the last one on the directory was killed).
-	if err := r.heartbeat(ctx, true); err != nil {
-		return nil, fmt.Errorf("the task registry cannot be opened: %w", err)
-	}
+	// The lease is taken by leaseLoop's first heartbeat, which also
+	// settles the processes whose lease ran out while none was looking
+	// (the last one on the directory was killed), and by every Start: the
+	// open costs no write, so no fsync at start-up.
+	r.lastRun = time.Now().Round(0)
 	r.ctx, r.stop = context.WithCancel(context.WithoutCancel(ctx))
 	r.wg.Add(3)
 	go r.timerLoop()
@@ -303,7 +303,7 @@ func (r *TaskRegistry) Start(ctx context.Context, nt ports.NewTask) (ports.Task,
 	if r.isClosed() {
 		return ports.Task{}, inmem.ErrRegistryClosed
 	}
-	now := r.now()
+	now, wall := r.now(), time.Now().Round(0)
 	task := inmem.NewWorkingTask(nt, now)
 	err := r.s.Write(ctx, func(tx *Tx) error {
 		tasks, err := r.ownerTasks(ctx, tx, OwnerKey(task.Owner), now)
@@ -311,6 +311,12 @@ func (r *TaskRegistry) Start(ctx context.Context, nt ports.NewTask) (ports.Task,
 			return err
 		}
 		if err := inmem.CheckStartBound(r.limits, tasks); err != nil {
+			return err
+		}
+		// The task names this process as its runner: its lease must hold
+		// in the same transaction, or another process would take the task
+		// for an orphan.
+		if err := r.renewLease(ctx, tx, wall); err != nil {
 			return err
 		}
 		return putTask(ctx, tx, task, r.proc)

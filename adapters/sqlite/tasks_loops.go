@@ -162,7 +162,7 @@ func (r *TaskRegistry) sweep(ctx context.Context) error {
 // processes whose lease ran out, until Close.
 func (r *TaskRegistry) leaseLoop() {
 	defer r.wg.Done()
-	for sleep(r.ctx, r.lease/5, nil) {
+	for wait := time.Duration(0); sleep(r.ctx, wait, nil); wait = r.lease / 5 {
 		// A gap longer than the lease since this process's own last
 		// heartbeat means it did not run either (the machine slept, the
 		// clock jumped): the others may be just as late, so this round
@@ -181,8 +181,7 @@ func (r *TaskRegistry) heartbeat(ctx context.Context, settle bool) error {
 	wall := time.Now().Round(0)
 	now := r.now()
 	err := r.s.Write(ctx, func(tx *Tx) error {
-		if _, err := tx.ExecContext(ctx, "INSERT INTO task_process (id, expires_at) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at",
-			r.proc, wall.Add(r.lease).UnixNano()); err != nil {
+		if err := r.renewLease(ctx, tx, wall); err != nil {
 			return err
 		}
 		if !settle {
@@ -212,6 +211,13 @@ func (r *TaskRegistry) heartbeat(ctx context.Context, settle bool) error {
 	if err == nil {
 		r.lastRun = wall
 	}
+	return err
+}
+
+// renewLease writes this process's lease, ending lease after wall.
+func (r *TaskRegistry) renewLease(ctx context.Context, tx *Tx, wall time.Time) error {
+	_, err := tx.ExecContext(ctx, "INSERT INTO task_process (id, expires_at) VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at",
+		r.proc, wall.Add(r.lease).UnixNano())
 	return err
 }
 
