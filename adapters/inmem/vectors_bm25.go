@@ -33,6 +33,7 @@ func (t *vtenant) keyword(query string, n int) []scored64 {
 	if len(counts) == 0 || t.live == 0 {
 		return nil
 	}
+	t.indexKeywords()
 	type qterm struct {
 		term string
 		id   uint32

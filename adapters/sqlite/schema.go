@@ -16,6 +16,7 @@ import (
 // in the file. Times are Unix nanoseconds in UTC, 0 for none.
 var migrations = []string{
 	memorySchema,
+	vectorSchema,
 }
 
 // schemaVersion is PRAGMA user_version of the layout this build writes.
