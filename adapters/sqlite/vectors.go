@@ -81,8 +81,8 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 var nativeLittle = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 
 // chunkSum is the CRC-32C of a chunk row: its text fields NUL-separated
-// (none holds a NUL but content, which comes last before the embedding),
-// the index, then the embedding's bytes.
+// (none holds a NUL: ports.ValidVectorText), the index, content behind
+// its length, then the embedding's bytes.
 func chunkSum(tenant, source string, idx int64, id, hash, content string, emb []byte) int64 {
 	var n [8]byte
 	h := crc32.Update(0, castagnoli, []byte(tenant))
