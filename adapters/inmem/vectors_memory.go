@@ -151,6 +151,53 @@ func (c *vcollection) applyUpsert(chunks []ports.Chunk) {
 	}
 }
 
+// loadTenant adds tenant name, absent from c, as loaded: chunks with
+// unique ids and positions, none held by another tenant. The tenant takes
+// st.Vecs as its vector table when the load provides it.
+func (c *vcollection) loadTenant(name string, st VectorTenantState) error {
+	if st.Vecs == nil || len(st.Vecs) != len(st.Chunks)*c.dim {
+		for _, ch := range st.Chunks {
+			if ch.Tenant != name || c.owner[ch.ID] != nil {
+				return CorruptVectors(c.name, "a chunk is held twice")
+			}
+		}
+		c.applyUpsert(st.Chunks)
+		return nil
+	}
+	t := newTenant(name, c.dim)
+	t.vecs = st.Vecs
+	t.chunks = make([]vchunk, len(st.Chunks))
+	for i, ch := range st.Chunks {
+		if ch.Tenant != name || c.owner[ch.ID] != nil {
+			return CorruptVectors(c.name, "a chunk is held twice")
+		}
+		m := t.bySource[ch.Source]
+		if m == nil {
+			m = map[int]uint32{}
+			t.bySource[ch.Source] = m
+		}
+		if _, dup := m[ch.Index]; dup {
+			return CorruptVectors(c.name, "a position is held twice")
+		}
+		slot := uint32(i)
+		m[ch.Index] = slot
+		t.byID[ch.ID] = slot
+		t.chunks[i] = vchunk{id: ch.ID, source: ch.Source, content: ch.Content, hash: ch.Hash, index: ch.Index, alive: true}
+		t.live++
+		c.owner[ch.ID] = t
+		c.chunks++
+		c.contentBytes += int64(len(ch.Content))
+	}
+	c.tenants[name] = t
+	return nil
+}
+
+// reset forgets everything c holds, so the next use loads it whole.
+func (c *vcollection) reset() {
+	c.tenants, c.owner, c.tenantVer = map[string]*vtenant{}, map[string]*vtenant{}, map[string]uint64{}
+	c.chunks, c.contentBytes, c.version = 0, 0, 0
+}
+
 func (c *vcollection) applyTruncate(tenant, source string, keep int) {
 	t := c.tenants[tenant]
 	if t == nil {

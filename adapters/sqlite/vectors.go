@@ -76,6 +76,10 @@ func NewVectorStore(s *Store) *VectorStore { return &VectorStore{s: s} }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// loadMmapBytes bounds the memory map of a read connection that loaded a
+// collection (SQLite caps it at its own SQLITE_MAX_MMAP_SIZE).
+const loadMmapBytes = "1073741824"
+
 // nativeLittle says float32 slices can be copied to and from the blob's
 // little-endian bytes as they are.
 var nativeLittle = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
@@ -113,10 +117,10 @@ func encodeEmbedding(v []float32) []byte {
 	return b
 }
 
-// decodeEmbedding appends the blob's values to dst.
+// decodeEmbedding appends the blob's values to dst, which has room.
 func decodeEmbedding(dst []float32, b []byte) []float32 {
 	n := len(dst)
-	dst = append(dst, make([]float32, len(b)/4)...)
+	dst = dst[:n+len(b)/4]
 	out := dst[n:]
 	if nativeLittle && len(out) > 0 {
 		copy(unsafe.Slice((*byte)(unsafe.Pointer(&out[0])), len(b)), b)
@@ -313,6 +317,12 @@ func loadVectors(ctx context.Context, tx *Tx, collection string, dim int, known 
 		}
 		return rows.Err()
 	}
+	// Read the table through a memory map rather than a pread per page:
+	// a first load reads every page of the collection. It stays set on
+	// this read connection, which costs address space, not memory.
+	if _, err := tx.Tx.ExecContext(ctx, "PRAGMA mmap_size = "+loadMmapBytes); err != nil {
+		return d, err
+	}
 	const columns = "SELECT tenant, source, idx, id, hash, content, embedding, sum FROM vec_chunk"
 	if len(changed) == len(onDisk) {
 		err = scan(columns+" NOT INDEXED WHERE collection = ?", collection)
@@ -330,7 +340,7 @@ func loadVectors(ctx context.Context, tx *Tx, collection string, dim int, known 
 		if len(w.got) != w.chunks {
 			return d, inmem.CorruptVectors(collection, "it holds fewer chunks than it counts")
 		}
-		d.Tenants[name] = inmem.VectorTenantState{Version: w.version, Chunks: w.got}
+		d.Tenants[name] = inmem.VectorTenantState{Version: w.version, Chunks: w.got, Vecs: w.vecs}
 	}
 	return d, nil
 }
