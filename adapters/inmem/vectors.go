@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -161,12 +162,19 @@ func OpenVectorIndex(ctx context.Context, cfg VectorIndexConfig) (*VectorIndex, 
 	return x, nil
 }
 
-// Close ends the index: calls after it fail with VectorUnavailable. The
-// embedded store is its owner's to close, after the index.
+// Close ends the index: calls after it fail with VectorUnavailable. It
+// closes its persistence when that is an io.Closer; the embedded store
+// is its owner's to close, after the index.
 func (x *VectorIndex) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.closed {
+		return nil
+	}
 	x.closed = true
+	if c, ok := x.persist.(io.Closer); ok {
+		return c.Close()
+	}
 	return nil
 }
 
