@@ -18,7 +18,8 @@ import (
 //     write to it, by any process, moves on, and each tenant the counter's
 //     value at its last write. Before it answers, a read compares the
 //     collection's version on disk with the one memory reflects (one
-//     indexed row read) and, when they differ, reloads the tenants whose
+//     indexed row read, skipped while the store's PRAGMA data_version
+//     stands still) and, when they differ, reloads the tenants whose
 //     version changed, all as of one snapshot: a write acknowledged by
 //     any process before the read began is in its answer.
 //   - A write is planned (limits, id and position conflicts) against
