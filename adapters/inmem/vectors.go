@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
 
-	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -72,10 +72,11 @@ func vectorErr(kind ports.VectorErrorKind, err error) error {
 
 // VectorIndexConfig configures an embedded vector index.
 type VectorIndexConfig struct {
-	// Store is the index's namespace of the embedded store (one bucket per
-	// collection). Nil keeps the index in memory only, which suits tests
+	// Persist is where the index's collections live durably, shared by
+	// every process on the data directory (adapters/sqlite's
+	// VectorStore). Nil keeps the index in memory only, which suits tests
 	// and nothing else.
-	Store *bolt.Namespace
+	Persist VectorPersistence
 	// Collections is the allow-list (ARROWHEAD_PGVECTOR_COLLECTIONS); each
 	// name passes the strict identifier guard.
 	Collections []string
@@ -86,12 +87,13 @@ type VectorIndexConfig struct {
 	MaxK int
 }
 
-// VectorNamespace is the index's namespace in the embedded store.
+// VectorNamespace is the index's namespace in the previous release's
+// bbolt store, read once to import it (DumpBoltVectors).
 const VectorNamespace = "vectors"
 
 // VectorIndexConfigFromSettings maps the settings onto an index
-// configuration; the caller sets Store to the VectorNamespace of the
-// embedded store under ARROWHEAD_DATA_DIR.
+// configuration; the caller sets Persist to the shared store under
+// ARROWHEAD_DATA_DIR.
 func VectorIndexConfigFromSettings(s settings.Settings) VectorIndexConfig {
 	return VectorIndexConfig{
 		Collections: slices.Clone(s.VectorCollections()),
@@ -102,8 +104,9 @@ func VectorIndexConfigFromSettings(s settings.Settings) VectorIndexConfig {
 
 // VectorIndex is the embedded implementation of ports.VectorReader and
 // ports.VectorWriter: per collection and tenant, chunks in memory with a
-// flat vector table scanned exactly and a BM25 keyword index, persisted in
-// the embedded store (see vectors_store.go).
+// flat vector table scanned exactly and a BM25 keyword index, persisted
+// through a VectorPersistence that several processes share (see
+// vectors_persist.go).
 //
 // It is safe for concurrent use: reads of a collection share its lock,
 // writes hold it exclusively, and a write is on disk (fsynced) before it is
@@ -112,6 +115,7 @@ type VectorIndex struct {
 	dim         int
 	maxK        int
 	collections map[string]*vcollection
+	persist     VectorPersistence
 
 	mu     sync.RWMutex // guards closed
 	closed bool
@@ -122,9 +126,11 @@ var (
 	_ ports.VectorWriter = (*VectorIndex)(nil)
 )
 
-// OpenVectorIndex validates cfg, then loads every allow-listed collection
-// from cfg.Store (creating the buckets it lacks). A damaged collection is
-// refused with ErrVectorCorrupt rather than half-loaded.
+// OpenVectorIndex validates cfg and checks the collections cfg.Persist
+// holds against it (a collection indexed at other dimensions is refused
+// with VectorDimension). A collection is loaded when it is first used, so
+// opening costs nothing per chunk; a damaged one is refused then, with
+// ErrVectorCorrupt, rather than half-loaded.
 func OpenVectorIndex(ctx context.Context, cfg VectorIndexConfig) (*VectorIndex, error) {
 	if cfg.Dimensions < 1 || cfg.Dimensions > MaxVectorDimensions {
 		return nil, fmt.Errorf("%w: dimensions must be between 1 and %d", ports.ErrVectorConfig, MaxVectorDimensions)
@@ -146,25 +152,29 @@ func OpenVectorIndex(ctx context.Context, cfg VectorIndexConfig) (*VectorIndex, 
 		}
 		x.collections[name] = newCollection(name, cfg.Dimensions)
 	}
-	if cfg.Store == nil {
+	if cfg.Persist == nil {
 		return x, nil
 	}
-	for _, name := range slices.Sorted(maps.Keys(x.collections)) {
-		c := x.collections[name]
-		c.store = &vstore{ns: cfg.Store, name: []byte(name)}
-		if err := c.store.load(ctx, c); err != nil {
-			return nil, err
-		}
+	x.persist = cfg.Persist
+	if err := cfg.Persist.CheckVectors(ctx, cfg.Dimensions, slices.Sorted(maps.Keys(x.collections))); err != nil {
+		return nil, storeErr(err)
 	}
 	return x, nil
 }
 
-// Close ends the index: calls after it fail with VectorUnavailable. The
-// embedded store is its owner's to close, after the index.
+// Close ends the index: calls after it fail with VectorUnavailable. It
+// closes its persistence when that is an io.Closer; the embedded store
+// is its owner's to close, after the index.
 func (x *VectorIndex) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.closed {
+		return nil
+	}
 	x.closed = true
+	if c, ok := x.persist.(io.Closer); ok {
+		return c.Close()
+	}
 	return nil
 }
 
@@ -182,17 +192,26 @@ func (x *VectorIndex) collection(name string) (*vcollection, error) {
 	return c, nil
 }
 
-// readTenant runs fn with tenant's table of collection under the
-// collection's read lock; fn is not called when the tenant has no chunks.
-func (x *VectorIndex) readTenant(collection, tenant string, fn func(t *vtenant)) error {
+// open returns the named collection for use, or a refusal.
+func (x *VectorIndex) open(collection string) (*vcollection, error) {
 	x.mu.RLock()
-	c, err := x.collection(collection)
+	defer x.mu.RUnlock()
+	return x.collection(collection)
+}
+
+// readTenant runs fn with tenant's table of collection under the
+// collection's read lock, once the collection holds every write any
+// process acknowledged before the call (fresh); fn is not called when
+// the tenant has no chunks.
+func (x *VectorIndex) readTenant(ctx context.Context, collection, tenant string, fn func(t *vtenant)) error {
+	c, err := x.open(collection)
 	if err != nil {
-		x.mu.RUnlock()
+		return err
+	}
+	if err := x.fresh(ctx, c); err != nil {
 		return err
 	}
 	c.mu.RLock()
-	x.mu.RUnlock()
 	defer c.mu.RUnlock()
 	if t := c.tenants[tenant]; t != nil {
 		fn(t)
@@ -209,7 +228,7 @@ func (x *VectorIndex) Hashes(ctx context.Context, collection, tenant, source str
 		return nil, err
 	}
 	out := make(map[int]string)
-	err := x.readTenant(collection, tenant, func(t *vtenant) {
+	err := x.readTenant(ctx, collection, tenant, func(t *vtenant) {
 		for idx, slot := range t.bySource[source] {
 			out[idx] = t.chunks[slot].hash
 		}
@@ -227,7 +246,7 @@ func (x *VectorIndex) Sources(ctx context.Context, collection, tenant, prefix st
 		return nil, err
 	}
 	out := []string{}
-	err := x.readTenant(collection, tenant, func(t *vtenant) {
+	err := x.readTenant(ctx, collection, tenant, func(t *vtenant) {
 		for src := range t.bySource {
 			if strings.HasPrefix(src, prefix) {
 				out = append(out, src)
@@ -256,26 +275,17 @@ func (x *VectorIndex) Upsert(ctx context.Context, collection string, chunks []po
 		}
 		norm[i] = n
 	}
-	x.mu.RLock()
-	c, err := x.collection(collection)
-	if err != nil {
-		x.mu.RUnlock()
-		return err
-	}
-	c.mu.Lock()
-	x.mu.RUnlock()
-	defer c.mu.Unlock()
-	count, err := c.plan(norm)
+	c, err := x.open(collection)
 	if err != nil {
 		return err
 	}
-	if c.store != nil {
-		if err := c.store.upsert(ctx, c, norm, count); err != nil {
-			return err
+	return x.write(ctx, c, func() (VectorWrite, error) {
+		count, tenants, err := c.plan(norm)
+		if err != nil {
+			return VectorWrite{}, err
 		}
-	}
-	c.applyUpsert(norm)
-	return nil
+		return VectorWrite{Upsert: norm, Count: count, Tenants: tenants}, nil
+	}, func() { c.applyUpsert(norm) })
 }
 
 // Truncate removes source's chunks with index >= keep.
@@ -287,33 +297,28 @@ func (x *VectorIndex) Truncate(ctx context.Context, collection, tenant, source s
 	if err != nil {
 		return err
 	}
-	x.mu.RLock()
-	c, err := x.collection(collection)
+	c, err := x.open(collection)
 	if err != nil {
-		x.mu.RUnlock()
 		return err
 	}
-	c.mu.Lock()
-	x.mu.RUnlock()
-	defer c.mu.Unlock()
-	t := c.tenants[tenant]
-	if t == nil {
-		return nil
-	}
-	var doomed []int
-	for idx := range t.bySource[source] {
-		if idx >= keep {
-			doomed = append(doomed, idx)
+	return x.write(ctx, c, func() (VectorWrite, error) {
+		t := c.tenants[tenant]
+		if t == nil {
+			return VectorWrite{}, nil
 		}
-	}
-	if len(doomed) == 0 {
-		return nil
-	}
-	if c.store != nil {
-		if err := c.store.truncate(ctx, c, tenant, source, doomed, c.chunks-len(doomed)); err != nil {
-			return err
+		doomed := 0
+		for idx := range t.bySource[source] {
+			if idx >= keep {
+				doomed++
+			}
 		}
-	}
-	c.applyTruncate(tenant, source, keep)
-	return nil
+		if doomed == 0 {
+			return VectorWrite{}, nil
+		}
+		return VectorWrite{
+			Truncate: &VectorTruncate{Tenant: tenant, Source: source, Keep: keep},
+			Count:    c.chunks - doomed,
+			Tenants:  map[string]int{tenant: t.live - doomed},
+		}, nil
+	}, func() { c.applyTruncate(tenant, source, keep) })
 }

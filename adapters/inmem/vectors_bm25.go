@@ -10,6 +10,23 @@ import (
 
 // The embedded index's keyword ranking: Okapi BM25 over per-tenant
 // postings, with a small tokenizer (lowercase, stopwords, plural folding).
+//
+// Why not SQLite FTS5's bm25() (modernc.org/sqlite has FTS5), now that the
+// index is persisted in SQLite: bm25() takes its statistics (document
+// count, average length, each term's document frequency) from the whole
+// FTS table, so across every tenant of a collection. One tenant's writes
+// then reorder another tenant's keyword results: with tenant A holding
+// d1 "zebra quokka quokka quokka lion" and d2 "zebra zebra zebra quokka
+// lion", "zebra quokka" ranked d1 first after tenant B stored 50 chunks
+// with "zebra" and d2 first after B stored 50 with "quokka" (measured on
+// modernc.org/sqlite v1.62). That is a channel between tenants, which
+// never meet here, and no per-tenant table is possible at
+// MaxVectorTenants x MaxVectorCollections. Its IDF, log((N-n+0.5)/(n+0.5))
+// floored at 1e-6, also stops ranking a term held by half of a small
+// corpus (A alone: d1 and d2 both scored -0.0000), and FTS5 has neither
+// stopwords nor plural folding ("refund" did not match "refunds"). So the
+// postings stay in memory, per tenant, built from the store's rows on the
+// tenant's first keyword query (indexKeywords).
 
 const (
 	// Okapi BM25 parameters (the usual defaults).
@@ -33,6 +50,7 @@ func (t *vtenant) keyword(query string, n int) []scored64 {
 	if len(counts) == 0 || t.live == 0 {
 		return nil
 	}
+	t.indexKeywords()
 	type qterm struct {
 		term string
 		id   uint32

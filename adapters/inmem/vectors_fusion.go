@@ -31,7 +31,7 @@ func (x *VectorIndex) Hybrid(ctx context.Context, collection, tenant, query stri
 	}
 	pool := k * opt.CandidateMultiplier
 	hits := []ports.VectorHit{}
-	err = x.readTenant(collection, tenant, func(t *vtenant) { hits = t.fuse(q, query, k, pool, opt.RRFK) })
+	err = x.readTenant(ctx, collection, tenant, func(t *vtenant) { hits = t.fuse(q, query, k, pool, opt.RRFK) })
 	return hits, err
 }
 

@@ -2,6 +2,7 @@ package inmem
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -17,7 +18,7 @@ const minStalePostings = 1 << 16
 // ---- collections ----
 
 // vcollection is one collection: its tenants and the bookkeeping its limits
-// need. mu guards everything; store is its persistence (nil in memory).
+// need. mu guards everything.
 type vcollection struct {
 	name string
 	dim  int
@@ -27,11 +28,16 @@ type vcollection struct {
 	owner        map[string]*vtenant // chunk id -> its tenant, across tenants
 	chunks       int
 	contentBytes int64
-	store        *vstore
+
+	// version is the persisted collection's change counter this memory
+	// reflects, and tenantVer each tenant's (the counter's value at the
+	// tenant's last write): see vectors_persist.go.
+	version   uint64
+	tenantVer map[string]uint64
 }
 
 func newCollection(name string, dim int) *vcollection {
-	return &vcollection{name: name, dim: dim, tenants: map[string]*vtenant{}, owner: map[string]*vtenant{}}
+	return &vcollection{name: name, dim: dim, tenants: map[string]*vtenant{}, owner: map[string]*vtenant{}, tenantVer: map[string]uint64{}}
 }
 
 type position struct {
@@ -41,13 +47,15 @@ type position struct {
 
 // plan checks an upsert against the limits and the uniqueness of ids and
 // positions, replaying it in order over the current state without changing
-// anything, and returns the collection's chunk count after it.
-func (c *vcollection) plan(chunks []ports.Chunk) (int, error) {
+// anything, and returns the collection's chunk count after it and the
+// chunk count of each tenant it writes.
+func (c *vcollection) plan(chunks []ports.Chunk) (int, map[string]int, error) {
 	idTenant := map[string]string{} // id -> tenant, as of the planned step
 	idPos := map[string]position{}  // id -> position, as of the planned step
 	posID := map[position]string{}  // position -> id ("" = freed)
 	idBytes := map[string]int{}     // id -> content bytes, as of the planned step
 	newTenants := map[string]bool{}
+	tenants := map[string]int{} // tenant -> its chunk count after the upsert
 	chunks0, bytes0 := c.chunks, c.contentBytes
 	for _, ch := range chunks {
 		pos := position{ch.Tenant, ch.Source, ch.Index}
@@ -64,7 +72,7 @@ func (c *vcollection) plan(chunks []ports.Chunk) (int, error) {
 			oldBytes = len(t.chunks[slot].content)
 		}
 		if existed && tenant != ch.Tenant {
-			return 0, vectorErr(ports.VectorFailed, ports.ErrVectorIDConflict)
+			return 0, nil, vectorErr(ports.VectorFailed, ports.ErrVectorIDConflict)
 		}
 		holder, planned := posID[pos]
 		if !planned {
@@ -75,7 +83,7 @@ func (c *vcollection) plan(chunks []ports.Chunk) (int, error) {
 			}
 		}
 		if holder != "" && holder != ch.ID {
-			return 0, vectorErr(ports.VectorFailed, ports.ErrVectorIDConflict)
+			return 0, nil, vectorErr(ports.VectorFailed, ports.ErrVectorIDConflict)
 		}
 		if existed && oldPos != pos {
 			posID[oldPos] = ""
@@ -84,8 +92,16 @@ func (c *vcollection) plan(chunks []ports.Chunk) (int, error) {
 		idPos[ch.ID] = pos
 		idTenant[ch.ID] = ch.Tenant
 		idBytes[ch.ID] = len(ch.Content)
+		if _, ok := tenants[ch.Tenant]; !ok {
+			if t := c.tenants[ch.Tenant]; t != nil {
+				tenants[ch.Tenant] = t.live
+			} else {
+				tenants[ch.Tenant] = 0
+			}
+		}
 		if !existed {
 			chunks0++
+			tenants[ch.Tenant]++
 		}
 		bytes0 += int64(len(ch.Content) - oldBytes)
 		if c.tenants[ch.Tenant] == nil {
@@ -93,9 +109,9 @@ func (c *vcollection) plan(chunks []ports.Chunk) (int, error) {
 		}
 	}
 	if chunks0 > MaxVectorChunks || bytes0 > MaxVectorCollectionBytes || len(c.tenants)+len(newTenants) > MaxVectorTenants {
-		return 0, vectorErr(ports.VectorLimit, ports.ErrVectorTooLarge)
+		return 0, nil, vectorErr(ports.VectorLimit, ports.ErrVectorTooLarge)
 	}
-	return chunks0, nil
+	return chunks0, tenants, nil
 }
 
 // applyUpsert applies a planned (or loaded) upsert. Embeddings are unit
@@ -133,6 +149,53 @@ func (c *vcollection) applyUpsert(chunks []ports.Chunk) {
 		c.chunks++
 		c.contentBytes += int64(len(ch.Content))
 	}
+}
+
+// loadTenant adds tenant name, absent from c, as loaded: chunks with
+// unique ids and positions, none held by another tenant. The tenant takes
+// st.Vecs as its vector table when the load provides it.
+func (c *vcollection) loadTenant(name string, st VectorTenantState) error {
+	if st.Vecs == nil || len(st.Vecs) != len(st.Chunks)*c.dim {
+		for _, ch := range st.Chunks {
+			if ch.Tenant != name || c.owner[ch.ID] != nil {
+				return CorruptVectors(c.name, "a chunk is held twice")
+			}
+		}
+		c.applyUpsert(st.Chunks)
+		return nil
+	}
+	t := newTenant(name, c.dim)
+	t.vecs = st.Vecs
+	t.chunks = make([]vchunk, len(st.Chunks))
+	for i, ch := range st.Chunks {
+		if ch.Tenant != name || c.owner[ch.ID] != nil {
+			return CorruptVectors(c.name, "a chunk is held twice")
+		}
+		m := t.bySource[ch.Source]
+		if m == nil {
+			m = map[int]uint32{}
+			t.bySource[ch.Source] = m
+		}
+		if _, dup := m[ch.Index]; dup {
+			return CorruptVectors(c.name, "a position is held twice")
+		}
+		slot := uint32(i)
+		m[ch.Index] = slot
+		t.byID[ch.ID] = slot
+		t.chunks[i] = vchunk{id: ch.ID, source: ch.Source, content: ch.Content, hash: ch.Hash, index: ch.Index, alive: true}
+		t.live++
+		c.owner[ch.ID] = t
+		c.chunks++
+		c.contentBytes += int64(len(ch.Content))
+	}
+	c.tenants[name] = t
+	return nil
+}
+
+// reset forgets everything c holds, so the next use loads it whole.
+func (c *vcollection) reset() {
+	c.tenants, c.owner, c.tenantVer = map[string]*vtenant{}, map[string]*vtenant{}, map[string]uint64{}
+	c.chunks, c.contentBytes, c.version = 0, 0, 0
 }
 
 func (c *vcollection) applyTruncate(tenant, source string, keep int) {
@@ -174,7 +237,13 @@ type vtenant struct {
 	bySource map[string]map[int]uint32
 
 	// The keyword index: term -> postings, and per-term document frequency
-	// over live chunks. stale counts postings of removed chunks.
+	// over live chunks. stale counts postings of removed chunks. It is
+	// built on the tenant's first keyword query (indexKeywords), not at
+	// load: tokenising every chunk would hold up the first vector query
+	// after a start, which needs none of it. Once built, writes keep it
+	// up to date.
+	indexed  atomic.Bool
+	indexMu  sync.Mutex // serialises the build among concurrent readers
 	terms    map[string]uint32
 	postings [][]vposting
 	df       []int32
@@ -230,7 +299,26 @@ func (t *vtenant) insert(ch ports.Chunk) {
 	}
 	m[ch.Index] = slot
 
-	c.length = int32(t.post(slot))
+	if t.indexed.Load() {
+		c.length = int32(t.post(slot))
+	}
+}
+
+// indexKeywords builds the keyword index of a tenant loaded without it.
+// Readers of the collection call it under its read lock, so it takes the
+// tenant's own; writers hold the collection's lock exclusively, so none
+// runs beside it.
+func (t *vtenant) indexKeywords() {
+	if t.indexed.Load() {
+		return
+	}
+	t.indexMu.Lock()
+	defer t.indexMu.Unlock()
+	if t.indexed.Load() {
+		return
+	}
+	t.rebuildPostings()
+	t.indexed.Store(true)
 }
 
 // post adds the keyword postings of the chunk in slot and returns its
@@ -263,16 +351,19 @@ func (t *vtenant) remove(slot uint32) {
 			delete(t.bySource, c.source)
 		}
 	}
-	counts, _ := tokenize(c.content)
-	for term := range counts {
-		t.df[t.terms[term]]--
-		t.stale++
+	indexed := t.indexed.Load()
+	if indexed {
+		counts, _ := tokenize(c.content)
+		for term := range counts {
+			t.df[t.terms[term]]--
+			t.stale++
+		}
+		t.totalLen -= int64(c.length)
 	}
-	t.totalLen -= int64(c.length)
 	*c = vchunk{gen: c.gen + 1}
 	t.free = append(t.free, slot)
 	t.live--
-	if t.stale >= minStalePostings && t.stale*2 > t.nPosting {
+	if indexed && t.stale >= minStalePostings && t.stale*2 > t.nPosting {
 		t.rebuildPostings()
 	}
 }
@@ -283,8 +374,8 @@ func (t *vtenant) rebuildPostings() {
 	t.postings, t.df = nil, nil
 	t.stale, t.nPosting, t.totalLen = 0, 0, 0
 	for slot := range t.chunks {
-		if t.chunks[slot].alive {
-			t.post(uint32(slot))
+		if c := &t.chunks[slot]; c.alive {
+			c.length = int32(t.post(uint32(slot)))
 		}
 	}
 }

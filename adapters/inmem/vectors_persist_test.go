@@ -2,7 +2,6 @@ package inmem_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -16,10 +15,8 @@ import (
 	"syscall"
 	"testing"
 
-	"go.etcd.io/bbolt"
-
-	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -52,34 +49,60 @@ func TestVectorIndexCancelledContext(t *testing.T) {
 	}
 }
 
+// refuseWrites makes the store file refuse, from now on, every write to
+// the vector chunks (as a full disk or a failing device would), through a
+// connection of its own: reads still work.
+func refuseWrites(t *testing.T, dir string) {
+	t.Helper()
+	store, err := sqlite.Open(sqlite.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	err = store.Write(context.Background(), func(tx *sqlite.Tx) error {
+		for _, op := range []string{"INSERT", "DELETE"} {
+			if _, err := tx.Tx.ExecContext(context.Background(), "CREATE TRIGGER refuse_"+op+" BEFORE "+op+" ON vec_chunk BEGIN SELECT RAISE(ABORT, 'refused'); END"); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestVectorIndexFailedWriteChangesNothing: a write the store refuses
-// (here: the store was closed under the index) is not applied in memory.
+// changes neither the file nor memory, and a failed write of a batch
+// leaves none of the batch behind.
 func TestVectorIndexFailedWriteChangesNothing(t *testing.T) {
 	dir := t.TempDir()
-	store, err := bolt.Open(bolt.Config{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ns, err := store.Namespace(inmem.VectorNamespace)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := vecTestConfig()
-	cfg.Store = ns
-	x := openVecIndex(t, cfg)
+	x, _ := mustOpenStored(t, dir, vecTestConfig())
 	ctx := context.Background()
 	if err := x.Upsert(ctx, vecTestCollection, []ports.Chunk{vecChunk("t", "a.md", 0, "kept", unitVec(0))}); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.Close(); err != nil {
-		t.Fatal(err)
-	}
-	wantVecKind(t, x.Upsert(ctx, vecTestCollection, []ports.Chunk{vecChunk("t", "b.md", 0, "lost", unitVec(1))}), ports.VectorUnavailable)
+	refuseWrites(t, dir)
+	wantVecKind(t, x.Upsert(ctx, vecTestCollection, []ports.Chunk{
+		vecChunk("t", "b.md", 0, "lost", unitVec(1)), vecChunk("t", "c.md", 0, "lost too", unitVec(2)),
+	}), ports.VectorUnavailable)
 	wantVecKind(t, x.Truncate(ctx, vecTestCollection, "t", "a.md", 0), ports.VectorUnavailable)
-	srcs, err := x.Sources(ctx, vecTestCollection, "t", "")
-	if err != nil || !slices.Equal(srcs, []string{"a.md"}) {
-		t.Errorf("after refused writes: %v, %v", srcs, err)
+	for name, y := range map[string]*inmem.VectorIndex{"this index": x, "another": openAnother(t, dir)} {
+		srcs, err := y.Sources(ctx, vecTestCollection, "t", "")
+		if err != nil || !slices.Equal(srcs, []string{"a.md"}) {
+			t.Errorf("%s after refused writes: %v, %v", name, srcs, err)
+		}
+		hits, err := y.Search(ctx, vecTestCollection, "t", unitVec(1), 5)
+		if err != nil || len(hits) != 1 || hits[0].Content != "kept" {
+			t.Errorf("%s searches %+v, %v", name, hits, err)
+		}
 	}
+}
+
+// openAnother opens a second index on dir, closed when the test ends.
+func openAnother(t *testing.T, dir string) *inmem.VectorIndex {
+	y, _ := mustOpenStored(t, dir, vecTestConfig())
+	return y
 }
 
 // snapshotOf reads everything a tenant has, for comparing stores.
@@ -176,17 +199,22 @@ func TestVectorIndexRefusesOtherDimensions(t *testing.T) {
 	wantVecKind(t, err, ports.VectorDimension)
 }
 
-// editStore changes the store file behind the index's back, through bbolt
-// directly, as damage would.
-func editStore(t *testing.T, dir string, fn func(coll *bbolt.Bucket) error) {
+// editStore changes the store file behind the index's back, through SQL
+// on a connection of its own, as damage would.
+func editStore(t *testing.T, dir string, stmts ...string) {
 	t.Helper()
-	db, err := bbolt.Open(filepath.Join(dir, bolt.FileName), 0o600, nil)
+	store, err := sqlite.Open(sqlite.Config{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	err = db.Update(func(tx *bbolt.Tx) error {
-		return fn(tx.Bucket([]byte(inmem.VectorNamespace)).Bucket([]byte(vecTestCollection)))
+	defer store.Close()
+	err = store.Write(context.Background(), func(tx *sqlite.Tx) error {
+		for _, q := range stmts {
+			if _, err := tx.Tx.ExecContext(context.Background(), q); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -194,62 +222,47 @@ func editStore(t *testing.T, dir string, fn func(coll *bbolt.Bucket) error) {
 }
 
 // TestVectorIndexRefusesDamagedData: damage the store's own checks cannot
-// see (bbolt checksums only its meta pages) is the index's to catch. Each
-// case must fail at start-up with ErrVectorCorrupt, never open as a
-// smaller or empty index. Damage to the file's structure is the store's
-// (adapters/bolt's corruption tests): it fails the store's Open.
+// see (quick_check covers the file's structure, not the bytes in a row) is
+// the index's to catch. Each case must fail the collection's first use
+// with ErrVectorCorrupt, and keep failing, never serve it smaller, empty
+// or altered.
 func TestVectorIndexRefusesDamagedData(t *testing.T) {
-	firstChunk := func(coll *bbolt.Bucket) (k, v []byte) {
-		k, v = coll.Bucket([]byte("chunks")).Cursor().First()
-		return bytes.Clone(k), bytes.Clone(v)
-	}
-	for name, damage := range map[string]func(coll *bbolt.Bucket) error{
-		"a flipped byte in a chunk": func(coll *bbolt.Bucket) error {
-			k, v := firstChunk(coll)
-			v[len(v)/2] ^= 1
-			return coll.Bucket([]byte("chunks")).Put(k, v)
-		},
-		"a chunk under another key": func(coll *bbolt.Bucket) error {
-			k, v := firstChunk(coll)
-			k[0] ^= 1
-			return coll.Bucket([]byte("chunks")).Put(k, v)
-		},
-		"a chunk gone": func(coll *bbolt.Bucket) error {
-			k, _ := firstChunk(coll)
-			return coll.Bucket([]byte("chunks")).Delete(k)
-		},
-		"a cut chunk": func(coll *bbolt.Bucket) error {
-			k, v := firstChunk(coll)
-			return coll.Bucket([]byte("chunks")).Put(k, v[:len(v)-9])
-		},
-		"a damaged meta record": func(coll *bbolt.Bucket) error {
-			m := bytes.Clone(coll.Get([]byte("meta")))
-			m[8] ^= 1
-			return coll.Put([]byte("meta"), m)
-		},
-		"the meta record gone":  func(coll *bbolt.Bucket) error { return coll.Delete([]byte("meta")) },
-		"the chunk bucket gone": func(coll *bbolt.Bucket) error { return coll.DeleteBucket([]byte("chunks")) },
-		"a future format": func(coll *bbolt.Bucket) error {
-			m, err := bolt.Unseal([]byte("meta"), coll.Get([]byte("meta")))
-			if err != nil {
-				return err
-			}
-			m = bytes.Clone(m)
-			m[0] = 9
-			return coll.Put([]byte("meta"), bolt.Seal([]byte("meta"), m))
-		},
+	const first = "(SELECT min(rowid) FROM vec_chunk)"
+	for name, damage := range map[string][]string{
+		"a flipped bit in content":  {"UPDATE vec_chunk SET content = 'chunk number 1' WHERE rowid = " + first},
+		"a flipped bit in a vector": {"UPDATE vec_chunk SET embedding = x'00000000' || substr(embedding, 5) WHERE rowid = " + first},
+		"a chunk under another key": {"UPDATE vec_chunk SET source = 'b.md' WHERE rowid = " + first},
+		"a chunk in another tenant": {"UPDATE vec_chunk SET tenant = 'u' WHERE rowid = " + first},
+		"a chunk gone":              {"DELETE FROM vec_chunk WHERE rowid = " + first},
+		"a cut vector":              {"UPDATE vec_chunk SET embedding = substr(embedding, 1, 8) WHERE rowid = " + first},
+		"a chunk too many":          {"INSERT INTO vec_chunk SELECT collection, tenant, source, 7, 'extra', hash, content, embedding, sum FROM vec_chunk WHERE rowid = " + first},
+		"a wrong tenant count":      {"UPDATE vec_tenant SET chunks = chunks + 1", "UPDATE vec_collection SET chunks = chunks + 1"},
+		"a wrong collection count":  {"UPDATE vec_collection SET chunks = chunks - 1"},
+		"a chunk twice (its unique indexes gone)": {"DROP INDEX vec_chunk_pos", "DROP INDEX vec_chunk_id",
+			"INSERT INTO vec_chunk SELECT * FROM vec_chunk WHERE rowid = " + first,
+			"UPDATE vec_tenant SET chunks = chunks + 1", "UPDATE vec_collection SET chunks = chunks + 1"},
+		"the tenant record gone":    {"DELETE FROM vec_tenant"},
+		"a count beyond the limits": {"UPDATE vec_collection SET chunks = 1000000000"},
+		"a tenant from the future":  {"UPDATE vec_tenant SET version = version + 100"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			vecWriteSome(t, dir)
-			editStore(t, dir, damage)
-			_, _, err := openStored(dir, vecTestConfig())
-			if !errors.Is(err, inmem.ErrVectorCorrupt) {
-				t.Fatalf("got %v, want ErrVectorCorrupt", err)
+			editStore(t, dir, damage...)
+			x, _ := mustOpenStored(t, dir, vecTestConfig())
+			for range 2 {
+				_, err := x.Sources(context.Background(), vecTestCollection, "t", "")
+				if !errors.Is(err, inmem.ErrVectorCorrupt) {
+					t.Fatalf("got %v, want ErrVectorCorrupt", err)
+				}
+				wantVecKind(t, err, ports.VectorFailed)
+				if strings.Contains(err.Error(), dir) || strings.Contains(fmt.Sprint(errors.Unwrap(err)), dir) {
+					t.Errorf("error names the path: %v", err)
+				}
 			}
-			wantVecKind(t, err, ports.VectorFailed)
-			if strings.Contains(err.Error(), dir) || strings.Contains(fmt.Sprint(errors.Unwrap(err)), dir) {
-				t.Errorf("error names the path: %v", err)
+			// The other collection is not damaged and is served.
+			if _, err := x.Sources(context.Background(), "other_chunks", "t", ""); err != nil {
+				t.Errorf("an undamaged collection: %v", err)
 			}
 		})
 	}
@@ -258,7 +271,7 @@ func TestVectorIndexRefusesDamagedData(t *testing.T) {
 func TestVectorIndexDamagedFileIsAStartUpError(t *testing.T) {
 	dir := t.TempDir()
 	vecWriteSome(t, dir)
-	path := filepath.Join(dir, bolt.FileName)
+	path := filepath.Join(dir, sqlite.FileName)
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -267,8 +280,8 @@ func TestVectorIndexDamagedFileIsAStartUpError(t *testing.T) {
 	if err := os.WriteFile(path, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := openStored(dir, vecTestConfig()); !errors.Is(err, bolt.ErrCorrupt) {
-		t.Fatalf("got %v, want bolt.ErrCorrupt", err)
+	if _, _, err := openStored(dir, vecTestConfig()); !errors.Is(err, sqlite.ErrCorrupt) {
+		t.Fatalf("got %v, want sqlite.ErrCorrupt", err)
 	}
 }
 

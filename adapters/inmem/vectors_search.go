@@ -29,7 +29,7 @@ func (x *VectorIndex) Search(ctx context.Context, collection, tenant string, emb
 		return nil, err
 	}
 	hits := []ports.VectorHit{}
-	err = x.readTenant(collection, tenant, func(t *vtenant) {
+	err = x.readTenant(ctx, collection, tenant, func(t *vtenant) {
 		top := t.nearest(q, k)
 		hits = make([]ports.VectorHit, len(top))
 		for i, s := range top {

@@ -14,10 +14,10 @@ import (
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// Persistence of the embedded vector index, in its namespace of the
-// embedded store (adapters/bolt, which owns the file, its lock, its fsync
-// and its corruption checks). The index is served from memory; the store
-// is what memory is rebuilt from at start-up.
+// The previous release's persistence of the embedded vector index, in its
+// namespace of the bbolt store (adapters/bolt). It is read once, to import
+// it into the store that replaced it (adapters/sqlite's ImportBolt); this
+// build never writes it.
 //
 // Each collection is a bucket of the namespace holding:
 //
@@ -26,16 +26,11 @@ import (
 //	           -> id, hash, content (u32 length + bytes each), then the
 //	              unit-length embedding (dimensions float32 values)
 //
-// Keys by position keep a document's chunks together in the file, so a
-// document's write touches few pages. Every value is sealed (a CRC-32C
-// over key and value) and the chunk count is rewritten with every change,
-// so at load a damaged value or a chunk hidden by a damaged page is
-// ErrVectorCorrupt rather than a silently smaller index. Integers are
-// little-endian except the index in a key, which sorts.
-//
-// A write is one store transaction: Upsert and Truncate commit (fsynced)
-// before they change memory or return, so an acknowledged write survives
-// SIGKILL, and a failed one changes neither disk nor memory.
+// Every value is sealed (a CRC-32C over key and value) and the chunk count
+// was rewritten with every change, so a damaged value or a chunk hidden by
+// a damaged page is ErrVectorCorrupt rather than a silently smaller
+// import. Integers are little-endian except the index in a key, which
+// sorts.
 
 const (
 	vectorFormatVersion = 1
@@ -47,214 +42,76 @@ var (
 	vectorChunksKey = []byte("chunks")
 )
 
-// vstore is one collection's persistence; the collection's lock guards it.
-type vstore struct {
-	ns   *bolt.Namespace
-	name []byte
+// VectorDump is one collection of the previous store.
+type VectorDump struct {
+	Collection string
+	Dimensions int
+	Chunks     []ports.Chunk
 }
 
-// storeErr maps a store failure to a caller-safe vector error.
-func storeErr(err error) error {
-	var ve *ports.VectorError
-	switch {
-	case errors.As(err, &ve):
-		return ve
-	case errors.Is(err, bolt.ErrCorrupt):
-		return vectorErr(ports.VectorFailed, fmt.Errorf("%w: %w", ErrVectorCorrupt, err))
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return ctxVectorErr(err)
-	}
-	return vectorErr(ports.VectorUnavailable, err)
-}
-
-func corrupt(collection, what string) error {
-	return vectorErr(ports.VectorFailed, fmt.Errorf("%w: collection %s: %s", ErrVectorCorrupt, collection, what))
-}
-
-// create makes collection c's bucket, empty, unless it exists by now.
-func (s *vstore) create(ctx context.Context, c *vcollection) error {
-	return s.ns.Update(ctx, func(ns *bbolt.Bucket) error {
-		if ns.Bucket(s.name) != nil {
-			return nil
-		}
-		b, err := ns.CreateBucket(s.name)
-		if err != nil {
-			return err
-		}
-		if _, err := b.CreateBucket(vectorChunksKey); err != nil {
-			return err
-		}
-		return b.Put(vectorMetaKey, bolt.Seal(vectorMetaKey, encodeMeta(c.dim, 0)))
-	})
-}
-
-// load fills the (empty) collection c from its bucket, creating the bucket
-// when absent.
-func (s *vstore) load(ctx context.Context, c *vcollection) error {
-	// Only a missing bucket needs a write transaction (and its fdatasyncs);
-	// an existing collection is read in a View alone.
-	exists := false
-	err := s.ns.View(ctx, func(ns *bbolt.Bucket) error {
-		exists = ns.Bucket(s.name) != nil
-		return nil
-	})
-	if err == nil && !exists {
-		err = s.create(ctx, c)
-	}
-	if err != nil {
-		return storeErr(err)
-	}
-	var chunks []ports.Chunk
-	var want uint64
-	err = s.ns.View(ctx, func(ns *bbolt.Bucket) error {
-		b := ns.Bucket(s.name)
-		chunkB := b.Bucket(vectorChunksKey)
-		if chunkB == nil {
-			return corrupt(c.name, "its chunk bucket is missing")
-		}
-		m, err := bolt.Unseal(vectorMetaKey, b.Get(vectorMetaKey))
-		if err != nil || len(m) != vectorMetaBytes {
-			return corrupt(c.name, "its meta record is damaged")
-		}
-		if v := binary.LittleEndian.Uint32(m); v != vectorFormatVersion {
-			return corrupt(c.name, fmt.Sprintf("format version %d, this build reads %d", v, vectorFormatVersion))
-		}
-		if d := binary.LittleEndian.Uint32(m[4:]); int(d) != c.dim {
-			return vectorErr(ports.VectorDimension, fmt.Errorf("collection %s was indexed with %d dimensions, configured %d", c.name, d, c.dim))
-		}
-		want = binary.LittleEndian.Uint64(m[8:])
-		if want > MaxVectorChunks {
-			return corrupt(c.name, "its chunk count is beyond the index limits")
-		}
-		chunks = make([]ports.Chunk, 0, want)
-		return chunkB.ForEach(func(k, v []byte) error {
-			if uint64(len(chunks)) >= want {
-				return corrupt(c.name, "it holds more chunks than it counts")
-			}
-			ch, err := decodeChunk(k, v, c.dim)
+// DumpBoltVectors calls fn with every collection the previous store's
+// vector namespace holds (allow-listed today or not: nothing is left
+// behind), each read whole and checked, in one read transaction. A
+// damaged collection fails the dump with ErrVectorCorrupt.
+func DumpBoltVectors(ctx context.Context, ns *bolt.Namespace, fn func(VectorDump) error) error {
+	err := ns.View(ctx, func(root *bbolt.Bucket) error {
+		return root.ForEachBucket(func(name []byte) error {
+			d, err := readBoltCollection(root.Bucket(name), string(name))
 			if err != nil {
-				return corrupt(c.name, err.Error())
+				return err
 			}
-			chunks = append(chunks, ch)
-			return nil
+			return fn(d)
 		})
 	})
-	if err != nil {
-		return storeErr(err)
+	if err != nil && errors.Is(err, bolt.ErrCorrupt) {
+		return vectorErr(ports.VectorFailed, fmt.Errorf("%w: %w", ErrVectorCorrupt, err))
 	}
-	c.applyUpsert(chunks)
-	if uint64(c.chunks) != want || uint64(len(chunks)) != want {
-		return corrupt(c.name, "it holds fewer chunks than it counts")
-	}
-	return nil
+	return err
 }
 
-// upsert writes chunks (validated and planned) in order, deleting the old
-// entry of a chunk whose position changes, and the collection's new count.
-func (s *vstore) upsert(ctx context.Context, c *vcollection, chunks []ports.Chunk, count int) error {
-	err := s.ns.Update(ctx, func(ns *bbolt.Bucket) error {
-		b, chunkB, err := s.buckets(ns)
-		if err != nil {
-			return err
-		}
-		moved := map[string][]byte{} // id -> key, for ids this call moves
-		for _, ch := range chunks {
-			key := chunkKey(ch.Tenant, ch.Source, ch.Index)
-			old, ok := moved[ch.ID]
-			if !ok {
-				old = c.keyOf(ch.ID)
-			}
-			if old != nil && string(old) != string(key) {
-				if err := chunkB.Delete(old); err != nil {
-					return err
-				}
-			}
-			moved[ch.ID] = key
-			if err := chunkB.Put(key, bolt.Seal(key, encodeChunk(ch))); err != nil {
-				return err
-			}
-		}
-		return b.Put(vectorMetaKey, bolt.Seal(vectorMetaKey, encodeMeta(c.dim, count)))
-	})
-	if err != nil {
-		return storeErr(err)
-	}
-	return nil
-}
-
-// truncate deletes tenant's chunks of source at the given indexes and
-// writes the collection's new count.
-func (s *vstore) truncate(ctx context.Context, c *vcollection, tenant, source string, doomed []int, count int) error {
-	err := s.ns.Update(ctx, func(ns *bbolt.Bucket) error {
-		b, chunkB, err := s.buckets(ns)
-		if err != nil {
-			return err
-		}
-		for _, idx := range doomed {
-			if err := chunkB.Delete(chunkKey(tenant, source, idx)); err != nil {
-				return err
-			}
-		}
-		return b.Put(vectorMetaKey, bolt.Seal(vectorMetaKey, encodeMeta(c.dim, count)))
-	})
-	if err != nil {
-		return storeErr(err)
-	}
-	return nil
-}
-
-func (s *vstore) buckets(ns *bbolt.Bucket) (*bbolt.Bucket, *bbolt.Bucket, error) {
-	b := ns.Bucket(s.name)
-	if b == nil {
-		return nil, nil, fmt.Errorf("%w: a collection bucket is missing", bolt.ErrCorrupt)
+func readBoltCollection(b *bbolt.Bucket, name string) (VectorDump, error) {
+	d := VectorDump{Collection: name}
+	if !ports.ValidVectorIdentifier(name) {
+		return d, CorruptVectors("(unnamed)", "its name is not a collection identifier")
 	}
 	chunkB := b.Bucket(vectorChunksKey)
 	if chunkB == nil {
-		return nil, nil, fmt.Errorf("%w: a chunk bucket is missing", bolt.ErrCorrupt)
+		return d, CorruptVectors(name, "its chunk bucket is missing")
 	}
-	return b, chunkB, nil
-}
-
-// keyOf is the store key of the chunk id holds now, or nil.
-func (c *vcollection) keyOf(id string) []byte {
-	t := c.owner[id]
-	if t == nil {
+	m, err := bolt.Unseal(vectorMetaKey, b.Get(vectorMetaKey))
+	if err != nil || len(m) != vectorMetaBytes {
+		return d, CorruptVectors(name, "its meta record is damaged")
+	}
+	if v := binary.LittleEndian.Uint32(m); v != vectorFormatVersion {
+		return d, CorruptVectors(name, fmt.Sprintf("format version %d, this build reads %d", v, vectorFormatVersion))
+	}
+	d.Dimensions = int(binary.LittleEndian.Uint32(m[4:]))
+	if d.Dimensions < 1 || d.Dimensions > MaxVectorDimensions {
+		return d, CorruptVectors(name, "its dimensions are beyond the index limits")
+	}
+	want := binary.LittleEndian.Uint64(m[8:])
+	if want > MaxVectorChunks {
+		return d, CorruptVectors(name, "its chunk count is beyond the index limits")
+	}
+	d.Chunks = make([]ports.Chunk, 0, want)
+	err = chunkB.ForEach(func(k, v []byte) error {
+		if uint64(len(d.Chunks)) >= want {
+			return CorruptVectors(name, "it holds more chunks than it counts")
+		}
+		ch, err := decodeChunk(k, v, d.Dimensions)
+		if err != nil {
+			return CorruptVectors(name, err.Error())
+		}
+		d.Chunks = append(d.Chunks, ch)
 		return nil
+	})
+	if err != nil {
+		return d, err
 	}
-	ch := &t.chunks[t.byID[id]]
-	return chunkKey(t.name, ch.source, ch.index)
-}
-
-// ---- encoding ----
-
-func encodeMeta(dim, count int) []byte {
-	b := make([]byte, 0, vectorMetaBytes)
-	b = binary.LittleEndian.AppendUint32(b, vectorFormatVersion)
-	b = binary.LittleEndian.AppendUint32(b, uint32(dim))
-	return binary.LittleEndian.AppendUint64(b, uint64(count))
-}
-
-// chunkKey is tenant NUL source NUL index: tenants and sources never hold
-// a NUL (ports.ValidVectorText), and the big-endian index sorts a source's chunks.
-func chunkKey(tenant, source string, index int) []byte {
-	k := make([]byte, 0, len(tenant)+len(source)+2+4)
-	k = append(k, tenant...)
-	k = append(k, 0)
-	k = append(k, source...)
-	k = append(k, 0)
-	return binary.BigEndian.AppendUint32(k, uint32(index))
-}
-
-func encodeChunk(ch ports.Chunk) []byte {
-	b := make([]byte, 0, 12+len(ch.ID)+len(ch.Hash)+len(ch.Content)+4*len(ch.Embedding))
-	for _, s := range []string{ch.ID, ch.Hash, ch.Content} {
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(s)))
-		b = append(b, s...)
+	if uint64(len(d.Chunks)) != want {
+		return d, CorruptVectors(name, "it holds fewer chunks than it counts")
 	}
-	for _, f := range ch.Embedding {
-		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(f))
-	}
-	return b
+	return d, nil
 }
 
 var errChunkRecord = errors.New("a chunk record is damaged")

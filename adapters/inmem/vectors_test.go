@@ -9,8 +9,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/adapters/vectortest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -36,18 +36,16 @@ func openVecIndex(t testing.TB, cfg inmem.VectorIndexConfig) *inmem.VectorIndex 
 	return x
 }
 
-// openStored opens the embedded store in dir and cfg's index on it; done
-// closes both, the index first.
+// openStored opens the shared embedded store in dir (adapters/sqlite)
+// and cfg's index on it; done closes both, the index first. Each call
+// has its own connections, as another process would.
 func openStored(dir string, cfg inmem.VectorIndexConfig) (x *inmem.VectorIndex, done func() error, err error) {
-	store, err := bolt.Open(bolt.Config{Dir: dir})
+	store, err := sqlite.Open(sqlite.Config{Dir: dir})
 	if err != nil {
 		return nil, nil, err
 	}
-	ns, err := store.Namespace(inmem.VectorNamespace)
-	if err == nil {
-		cfg.Store = ns
-		x, err = inmem.OpenVectorIndex(context.Background(), cfg)
-	}
+	cfg.Persist = sqlite.NewVectorStore(store)
+	x, err = inmem.OpenVectorIndex(context.Background(), cfg)
 	if err != nil {
 		_ = store.Close()
 		return nil, nil, err
@@ -142,6 +140,19 @@ func (r *reopening) Truncate(ctx context.Context, c, tenant, source string, keep
 	return r.current().Truncate(ctx, c, tenant, source, keep)
 }
 
+// TestVectorIndexContractAcrossIndexes writes through one index and reads
+// through another on the same store file, each with its own connections:
+// every read must see the other's acknowledged writes, as a second
+// process would.
+func TestVectorIndexContractAcrossIndexes(t *testing.T) {
+	vectortest.Run(t, vecContractConfig(), func(t *testing.T) (ports.VectorReader, ports.VectorWriter) {
+		dir := t.TempDir()
+		w, _ := mustOpenStored(t, dir, vecTestConfig())
+		r, _ := mustOpenStored(t, dir, vecTestConfig())
+		return r, w
+	})
+}
+
 func TestVectorIndexContractAcrossRestarts(t *testing.T) {
 	vectortest.Run(t, vecContractConfig(), func(t *testing.T) (ports.VectorReader, ports.VectorWriter) {
 		dir := t.TempDir()
@@ -188,7 +199,7 @@ func TestVectorIndexConfigFromSettings(t *testing.T) {
 	s := settings.Settings{DataDir: "/var/lib/arrowhead", PgvectorCollections: []string{"doc_chunks"}, EmbeddingDimensions: 384, PgvectorMaxK: 25}
 	got := inmem.VectorIndexConfigFromSettings(s)
 	want := inmem.VectorIndexConfig{Collections: []string{"doc_chunks"}, Dimensions: 384, MaxK: 25}
-	if got.Store != nil || !slices.Equal(got.Collections, want.Collections) || got.Dimensions != want.Dimensions || got.MaxK != want.MaxK {
+	if got.Persist != nil || !slices.Equal(got.Collections, want.Collections) || got.Dimensions != want.Dimensions || got.MaxK != want.MaxK {
 		t.Errorf("got %+v, want %+v", got, want)
 	}
 }

@@ -12,11 +12,14 @@ import (
 const importedMarker = "imported_bbolt"
 
 // BoltSource is the state of the previous release's store (the bbolt file
-// adapters/bolt keeps) that moves into this one: memories, kv entries and
-// working sets.
+// adapters/bolt keeps) that moves into this one: memories, kv entries,
+// working sets and the embedded vector index.
 type BoltSource struct {
 	Memory      *inmem.MemoryStore
 	WorkingSets *inmem.WorkingSets
+	// Vectors calls its argument with each vector collection of the
+	// previous store (inmem.DumpBoltVectors); nil when it has none.
+	Vectors func(func(inmem.VectorDump) error) error
 }
 
 // Imported says whether ImportBolt has run on this store.
@@ -91,6 +94,11 @@ func (s *Store) ImportBolt(ctx context.Context, src BoltSource) (imported bool, 
 		})
 		if err != nil {
 			return err
+		}
+		if src.Vectors != nil {
+			if err := importVectors(ctx, tx, src.Vectors); err != nil {
+				return err
+			}
 		}
 		for _, q := range []string{
 			"INSERT OR REPLACE INTO mem_ns (owner, ns, count) SELECT owner, ns, count(*) FROM mem_record GROUP BY owner, ns",

@@ -17,6 +17,7 @@ import (
 var migrations = []string{
 	memorySchema,
 	tasksSchema,
+	vectorSchema,
 }
 
 // schemaVersion is PRAGMA user_version of the layout this build writes.

@@ -11,6 +11,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/httpx"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
+	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/core/embed"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -57,16 +58,15 @@ func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress po
 		if len(s.VectorCollections()) == 0 {
 			return fd, nil
 		}
-		store, err := rt.embeddedStore(s)
+		// The index lives in the store every process on the data
+		// directory shares; each keeps it in memory and follows the
+		// others' writes (adapters/inmem/vectors_persist.go).
+		store, err := rt.sharedStore(ctx, s)
 		if err != nil {
 			return fd, err
 		}
-		ns, err := store.Namespace(inmem.VectorNamespace)
-		if err != nil {
-			return fd, fmt.Errorf("ARROWHEAD_DATA_DIR: %w", err)
-		}
 		cfg := inmem.VectorIndexConfigFromSettings(*s)
-		cfg.Store = ns
+		cfg.Persist = sqlite.NewVectorStore(store)
 		idx, err := inmem.OpenVectorIndex(ctx, cfg)
 		if err != nil {
 			return fd, fmt.Errorf("ARROWHEAD_DATA_DIR: the embedded vector index cannot be opened: %w", err)

@@ -17,7 +17,7 @@ import (
 // sharedStore opens the embedded store that every server process on
 // ARROWHEAD_DATA_DIR shares (adapters/sqlite) on first use. On its first
 // open beside the previous release's bbolt file it imports that file's
-// memories, kv entries and working sets (importBolt), so nothing written
+// memories, kv entries, working sets and vectors (importBolt), so nothing written
 // before the upgrade is left behind.
 func (rt *Runtime) sharedStore(ctx context.Context, s *settings.Settings) (*sqlite.Store, error) {
 	if rt.shared != nil {
@@ -33,13 +33,13 @@ func (rt *Runtime) sharedStore(ctx context.Context, s *settings.Settings) (*sqli
 	rt.shared = store
 	rt.closers = append(rt.closers, func(context.Context) error { return store.Close() })
 	if err := rt.importBolt(ctx, s, store); err != nil {
-		return nil, fmt.Errorf("ARROWHEAD_DATA_DIR: the previous store's memories, kv entries and working sets could not be imported (nothing was changed; it is tried again at the next start): %w", err)
+		return nil, fmt.Errorf("ARROWHEAD_DATA_DIR: the previous store's memories, kv entries, working sets and vectors could not be imported (nothing was changed; it is tried again at the next start): %w", err)
 	}
 	return store, nil
 }
 
-// importBolt moves the bbolt file's memories, kv entries and working sets
-// into store, once for the data directory.
+// importBolt moves the bbolt file's memories, kv entries, working sets
+// and vector collections into store, once for the data directory.
 func (rt *Runtime) importBolt(ctx context.Context, s *settings.Settings, store *sqlite.Store) error {
 	if _, err := os.Stat(filepath.Join(s.DataDir, bolt.FileName)); errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -64,6 +64,11 @@ func (rt *Runtime) importBolt(ctx context.Context, s *settings.Settings, store *
 	if err != nil {
 		return err
 	}
-	_, err = store.ImportBolt(ctx, sqlite.BoltSource{Memory: inmem.NewMemoryStore(memNS), WorkingSets: sets})
+	vecNS, err := old.Namespace(inmem.VectorNamespace)
+	if err != nil {
+		return err
+	}
+	_, err = store.ImportBolt(ctx, sqlite.BoltSource{Memory: inmem.NewMemoryStore(memNS), WorkingSets: sets,
+		Vectors: func(fn func(inmem.VectorDump) error) error { return inmem.DumpBoltVectors(ctx, vecNS, fn) }})
 	return err
 }

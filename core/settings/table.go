@@ -340,7 +340,7 @@ func (s *Settings) vars() []*Var {
 		in(Section{Title: "Embedded store", About: "Where durable state lives on one machine with no database service.", Extension: true},
 			// An extension: the seed had no database-free store.
 			text("ARROWHEAD_DATA_DIR", "data", &s.DataDir, nonEmpty).
-				means("The directory of the embedded stores: memories, kv entries, working sets, tasks and timers in arrowhead.sqlite, which every server process on the machine shares, and the embedded vector index in arrowhead.db, one locked bbolt file (unless ARROWHEAD_STATE_DSN or ARROWHEAD_MEMORY_DSN moves them to PostgreSQL), so they survive a restart."),
+				means("The directory of the embedded store: memories, kv entries, working sets, the embedded vector index, tasks and timers in arrowhead.sqlite, which every server process on the machine shares (unless ARROWHEAD_STATE_DSN or ARROWHEAD_MEMORY_DSN moves them to PostgreSQL), so they survive a restart. An arrowhead.db left by the previous release is imported once at first start."),
 		),
 		in(Section{Title: "Shared state", About: "What replicas behind one load balancer share beyond memories and rate budgets: working sets, tasks and timers.", Extension: true},
 			// An extension: the seed kept these per process.

@@ -11,11 +11,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlguard"
+	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
@@ -63,15 +63,11 @@ func benchCorpus(b *testing.B, root string, totalBytes int) {
 // chunks per second.
 func BenchmarkDocIndex10MBEmbedded(b *testing.B) {
 	benchDocIndex(b, func(b *testing.B, s *settings.Settings) (ports.VectorReader, ports.VectorWriter, func()) {
-		store, err := bolt.Open(bolt.Config{Dir: b.TempDir()})
+		store, err := sqlite.Open(sqlite.Config{Dir: b.TempDir()})
 		if err != nil {
 			b.Fatal(err)
 		}
-		ns, err := store.Namespace(inmem.VectorNamespace)
-		if err != nil {
-			b.Fatal(err)
-		}
-		idx, err := inmem.OpenVectorIndex(context.Background(), inmem.VectorIndexConfig{Collections: s.PgvectorCollections, Dimensions: 384, Store: ns})
+		idx, err := inmem.OpenVectorIndex(context.Background(), inmem.VectorIndexConfig{Collections: s.PgvectorCollections, Dimensions: 384, Persist: sqlite.NewVectorStore(store)})
 		if err != nil {
 			b.Fatal(err)
 		}

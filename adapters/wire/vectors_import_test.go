@@ -1,0 +1,94 @@
+package wire_test
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"io"
+	"math"
+	"strings"
+	"testing"
+
+	"go.etcd.io/bbolt"
+
+	"github.com/arrowhead-go/arrowhead/adapters/bolt"
+	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/wire"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
+	"github.com/arrowhead-go/arrowhead/core/embed"
+	"github.com/arrowhead-go/arrowhead/ports"
+)
+
+// A data directory whose previous-release bbolt file holds an indexed
+// document: the first start imports it, and vector_query finds it without
+// doc_index running again.
+func TestFirstStartImportsThePreviousVectorIndex(t *testing.T) {
+	dir := t.TempDir()
+	s := coretest.Settings(t, map[string]string{"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_JAIL_ROOT": t.TempDir(),
+		"ARROWHEAD_DOCS_ROOT": t.TempDir(), "ARROWHEAD_REPO_ROOT": t.TempDir(), "ARROWHEAD_DATA_DIR": dir})
+	content := "Customers may return unopened items within thirty days for a full refund."
+	embs, err := embed.NewDeterministic(s.EmbeddingDimensions).Embed(context.Background(), []string{content})
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := bolt.Open(bolt.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns, err := old.Namespace(inmem.VectorNamespace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The previous release's layout (adapters/inmem/vectors_store.go).
+	tenant := ports.Operator().Subject
+	err = ns.Update(context.Background(), func(root *bbolt.Bucket) error {
+		b, err := root.CreateBucket([]byte("doc_chunks"))
+		if err != nil {
+			return err
+		}
+		cb, err := b.CreateBucket([]byte("chunks"))
+		if err != nil {
+			return err
+		}
+		key := binary.BigEndian.AppendUint32([]byte(tenant+"\x00notes/refunds.md\x00"), 0)
+		var v []byte
+		for _, f := range []string{"chunk-1", "hash-1", content} {
+			v = binary.LittleEndian.AppendUint32(v, uint32(len(f)))
+			v = append(v, f...)
+		}
+		var norm float64
+		for _, f := range embs[0] {
+			norm += float64(f) * float64(f)
+		}
+		for _, f := range embs[0] {
+			v = binary.LittleEndian.AppendUint32(v, math.Float32bits(float32(float64(f)/math.Sqrt(norm))))
+		}
+		if err := cb.Put(key, bolt.Seal(key, v)); err != nil {
+			return err
+		}
+		meta := binary.LittleEndian.AppendUint32(nil, 1)
+		meta = binary.LittleEndian.AppendUint32(meta, uint32(s.EmbeddingDimensions))
+		meta = binary.LittleEndian.AppendUint64(meta, 1)
+		return b.Put([]byte("meta"), bolt.Seal([]byte("meta"), meta))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	rt, err := wire.Build(t.Context(), s, wire.Options{AuditWriter: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close(context.Background()) })
+	res, err := rt.App.Call(t.Context(), ports.Operator(), "vector_query", map[string]any{"collection": "doc_chunks", "query": "refund within thirty days", "k": 1})
+	if err != nil {
+		t.Fatalf("vector_query: %+v %v", res, err)
+	}
+	body, _ := json.Marshal(res.Structured)
+	if !strings.Contains(string(body), "notes/refunds.md") {
+		t.Fatalf("vector_query after the import = %s", body)
+	}
+}
