@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 	"github.com/arrowhead-go/arrowhead/adapters/httpx"
@@ -120,27 +121,34 @@ func (rt *Runtime) openPool(ctx context.Context, dsn string, opts ...postgres.Op
 	return pool, nil
 }
 
-// embeddedStore opens the one embedded store under ARROWHEAD_DATA_DIR on
-// first use; every in-process durable state shares it (adapters/bolt). A
-// data directory left by a build before it (a vectors/ directory of log
-// and snapshot files) is refused rather than silently ignored.
-func (rt *Runtime) embeddedStore(s *settings.Settings) (*bolt.Store, error) {
-	if rt.store != nil {
-		return rt.store, nil
-	}
+// previousStoreLockWait bounds the wait for the previous release's bbolt
+// file while another process holds it: a server starting beside us that
+// is importing it holds it for seconds at most; a previous-release server
+// still running on the directory holds it for good, and is named.
+const previousStoreLockWait = 30 * time.Second
+
+// withPreviousStore opens the previous release's bbolt file under
+// ARROWHEAD_DATA_DIR, runs fn on it, and closes it, so its lock is held
+// only while an import reads it and never keeps another server process
+// out. A data directory left by a build before that (a vectors/ directory
+// of log and snapshot files) is refused rather than silently ignored.
+func withPreviousStore(s *settings.Settings, fn func(*bolt.Store) error) error {
 	if _, err := os.Stat(filepath.Join(s.DataDir, "vectors", "LOCK")); err == nil {
-		return nil, errors.New("ARROWHEAD_DATA_DIR holds an embedded vector index in the format of an earlier build (its vectors directory); remove that directory and run doc_index again")
+		return errors.New("ARROWHEAD_DATA_DIR holds an embedded vector index in the format of an earlier build (its vectors directory); remove that directory and run doc_index again")
 	}
-	store, err := bolt.Open(bolt.ConfigFromSettings(*s))
+	cfg := bolt.ConfigFromSettings(*s)
+	cfg.LockTimeout = previousStoreLockWait
+	store, err := bolt.Open(cfg)
 	if err != nil {
-		if errors.Is(err, bolt.ErrLocked) || errors.Is(err, bolt.ErrCorrupt) {
-			return nil, err // both name ARROWHEAD_DATA_DIR
+		if errors.Is(err, bolt.ErrLocked) {
+			return fmt.Errorf("%w (a server of the previous release may still be running on it: stop it, and this one imports its data)", err)
 		}
-		return nil, fmt.Errorf("ARROWHEAD_DATA_DIR: the embedded store cannot be opened: %w", err)
+		if errors.Is(err, bolt.ErrCorrupt) {
+			return err // names ARROWHEAD_DATA_DIR
+		}
+		return fmt.Errorf("ARROWHEAD_DATA_DIR: the previous release's store cannot be opened: %w", err)
 	}
-	rt.store = store
-	rt.closers = append(rt.closers, func(context.Context) error { return store.Close() })
-	return store, nil
+	return errors.Join(fn(store), store.Close())
 }
 
 // openEmbedder builds the configured embedder.

@@ -47,28 +47,28 @@ func (rt *Runtime) importBolt(ctx context.Context, s *settings.Settings, store *
 	if done, err := store.Imported(ctx); err != nil || done {
 		return err
 	}
-	old, err := rt.embeddedStore(s)
-	if err != nil {
+	return withPreviousStore(s, func(old *bolt.Store) error {
+		memNS, err := old.Namespace(inmem.MemoryNamespace)
+		if err != nil {
+			return err
+		}
+		wsNS, err := old.Namespace(inmem.WorkingSetsNamespace)
+		if err != nil {
+			return err
+		}
+		// The limits only gate new pins, which the import makes none of.
+		sets, err := inmem.NewWorkingSets(wsNS, workingSetLimits(s))
+		if err != nil {
+			return err
+		}
+		vecNS, err := old.Namespace(inmem.VectorNamespace)
+		if err != nil {
+			return err
+		}
+		// ImportBolt checks its marker again inside its transaction: a
+		// process that imported while this one waited for the file wins.
+		_, err = store.ImportBolt(ctx, sqlite.BoltSource{Memory: inmem.NewMemoryStore(memNS), WorkingSets: sets,
+			Vectors: func(fn func(inmem.VectorDump) error) error { return inmem.DumpBoltVectors(ctx, vecNS, fn) }})
 		return err
-	}
-	memNS, err := old.Namespace(inmem.MemoryNamespace)
-	if err != nil {
-		return err
-	}
-	wsNS, err := old.Namespace(inmem.WorkingSetsNamespace)
-	if err != nil {
-		return err
-	}
-	// The limits only gate new pins, which the import makes none of.
-	sets, err := inmem.NewWorkingSets(wsNS, workingSetLimits(s))
-	if err != nil {
-		return err
-	}
-	vecNS, err := old.Namespace(inmem.VectorNamespace)
-	if err != nil {
-		return err
-	}
-	_, err = store.ImportBolt(ctx, sqlite.BoltSource{Memory: inmem.NewMemoryStore(memNS), WorkingSets: sets,
-		Vectors: func(fn func(inmem.VectorDump) error) error { return inmem.DumpBoltVectors(ctx, vecNS, fn) }})
-	return err
+	})
 }

@@ -71,14 +71,13 @@ func (rt *Runtime) importBoltTasks(ctx context.Context, s *settings.Settings, st
 	if done, err := store.TasksImported(ctx); err != nil || done {
 		return err
 	}
-	old, err := rt.embeddedStore(s)
-	if err != nil {
+	return withPreviousStore(s, func(old *bolt.Store) error {
+		ns, err := old.Namespace(inmem.TasksNamespace)
+		if err != nil {
+			return err
+		}
+		// ImportBoltTasks checks its marker again inside its write.
+		_, err = store.ImportBoltTasks(ctx, ns)
 		return err
-	}
-	ns, err := old.Namespace(inmem.TasksNamespace)
-	if err != nil {
-		return err
-	}
-	_, err = store.ImportBoltTasks(ctx, ns)
-	return err
+	})
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"go.etcd.io/bbolt"
 
@@ -90,5 +91,37 @@ func TestFirstStartImportsThePreviousVectorIndex(t *testing.T) {
 	body, _ := json.Marshal(res.Structured)
 	if !strings.Contains(string(body), "notes/refunds.md") {
 		t.Fatalf("vector_query after the import = %s", body)
+	}
+}
+
+// TestImportReleasesThePreviousStore checks that the previous release's
+// bbolt file is held only while it is imported: a server that has
+// imported it leaves its lock free, so a second server process (or one
+// that still has to import its tasks) is never refused by it.
+func TestImportReleasesThePreviousStore(t *testing.T) {
+	dir := t.TempDir()
+	old, err := bolt.Open(bolt.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s := coretest.Settings(t, map[string]string{"ARROWHEAD_PROFILE": "full", "ARROWHEAD_JAIL_ROOT": t.TempDir(),
+		"ARROWHEAD_DOCS_ROOT": t.TempDir(), "ARROWHEAD_REPO_ROOT": t.TempDir(), "ARROWHEAD_DATA_DIR": dir})
+	rt, err := wire.Build(t.Context(), s, wire.Options{AuditWriter: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close(context.Background()) })
+	if _, err := rt.App.Call(t.Context(), ports.Operator(), "kv_set", map[string]any{"key": "k", "value": "v"}); err != nil {
+		t.Fatalf("kv_set: %v", err)
+	}
+	again, err := bolt.Open(bolt.Config{Dir: dir, LockTimeout: 50 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("the previous store is still locked by a running server: %v", err)
+	}
+	if err := again.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -21,7 +21,6 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/arrowhead-go/arrowhead/adapters/auth"
-	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
 	"github.com/arrowhead-go/arrowhead/adapters/httpx"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
@@ -92,7 +91,6 @@ type Runtime struct {
 	// ARROWHEAD_METRICS_ADDR is empty.
 	MetricsAddr net.Addr
 
-	store  *bolt.Store   // the bbolt store (vectors, tasks), once a family needs it
 	shared *sqlite.Store // the store processes share, once a family needs it
 	// pools are the PostgreSQL pools by DSN: adapters configured with the
 	// same database share one.
