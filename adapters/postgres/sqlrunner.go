@@ -94,7 +94,9 @@ var (
 // round trip to the server. The vetted statement goes to the server only
 // through the extended protocol, whose Parse message holds exactly one
 // statement, with every parameter bound in a Bind message and never
-// spliced into the text, whatever the pool's default mode or the DSN say. Results come
+// spliced into the text, whatever the pool's default mode or the DSN say;
+// the connection keeps it prepared under its exact text, so a repeated
+// statement is not parsed again. Results come
 // back in PostgreSQL's text format and are mapped to JSON-ready values
 // under the row, column and byte bounds.
 //
