@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/arrowhead-go/arrowhead/adapters/sandbox"
-	"github.com/arrowhead-go/arrowhead/adapters/sandboxtest"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -26,7 +25,9 @@ import (
 func TestStartupSweepsGroupsOfCrashedServers(t *testing.T) {
 	scope, parents := sandbox.DetectCgroups()
 	if scope == ports.LimitScopeProcess {
-		sandboxtest.SkipOrFail(t, "this host gives the server no cgroup of its own to make run groups in")
+		// A host without delegated cgroups is a supported set-up (per-
+		// process limits), not a missing test service.
+		t.Skip("this host gives the server no cgroup of its own to make run groups in")
 	}
 	// This process's own pid with another start time: a server that
 	// crashed and whose pid was reused.
