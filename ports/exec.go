@@ -105,10 +105,19 @@ type RunRequest struct {
 	Mounts []Mount
 }
 
-// Mount makes one host directory visible to a command at the same path.
+// Mount makes one host directory visible to a command, at the same path or
+// at At.
 type Mount struct {
 	// Host is an absolute, clean host path.
 	Host string
+	// At, when set, is where the command sees Host instead: an absolute,
+	// clean path under /tmp, which every runner makes private to the run,
+	// so a mount point can be made there whatever the host looks like. A
+	// runner shows such a mount through a descriptor the server opens, so
+	// the command needs no access to Host's parents (a root server's
+	// module cache under /root, which stays closed to the command); what
+	// the command may read inside it is still up to the files' own modes.
+	At string
 	// Writable allows the command to write there; otherwise it is read-only.
 	Writable bool
 }

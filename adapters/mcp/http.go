@@ -183,19 +183,25 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 		// Not every ResponseWriter supports deadlines (a test recorder);
 		// the server's own ReadTimeout still bounds the read there.
 		_ = rc.SetReadDeadline(deadline)
-		wait := time.NewTimer(min(o.BodySlotWait, o.BodyReadTimeout))
-		defer wait.Stop()
 		select {
 		case slots <- struct{}{}:
-		case <-wait.C:
-			o.Refused(r, "body_busy")
-			w.Header().Set("Retry-After", busyRetryAfter)
-			writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "server busy, retry shortly"})
-			return
-		case <-r.Context().Done():
-			return
+			// A free slot, the common case: no timer to make.
+		default:
+			wait := time.NewTimer(min(o.BodySlotWait, o.BodyReadTimeout))
+			select {
+			case slots <- struct{}{}:
+				wait.Stop()
+			case <-wait.C:
+				o.Refused(r, "body_busy")
+				w.Header().Set("Retry-After", busyRetryAfter)
+				writeJSON(w, http.StatusServiceUnavailable, map[string]any{"error": "server busy, retry shortly"})
+				return
+			case <-r.Context().Done():
+				wait.Stop()
+				return
+			}
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, o.MaxBodyBytes))
+		body, err := readBody(w, r, o.MaxBodyBytes)
 		<-slots
 		if err != nil {
 			var mbe *http.MaxBytesError
@@ -222,6 +228,21 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)
 	})
+}
+
+// readBody reads r's body, at most limit bytes, into a buffer of the
+// announced length when there is one (already checked against limit),
+// rather than one grown as it fills.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	body := http.MaxBytesReader(w, r.Body, limit)
+	if r.ContentLength <= 0 {
+		return io.ReadAll(body)
+	}
+	// net/http ends the body at the announced length; a body cut short is
+	// an error, as it is for io.ReadAll.
+	buf := make([]byte, r.ContentLength)
+	_, err := io.ReadFull(body, buf)
+	return buf, err
 }
 
 // rebindingGuard refuses a Host or Origin outside the allowlists. Without

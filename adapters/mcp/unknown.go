@@ -28,11 +28,12 @@ func (s *Server) reroute(body []byte, hdr http.Header) []byte {
 	if !bytes.Contains(body, []byte(`tools/call`)) && !bytes.Contains(body, []byte(`prompts/get`)) {
 		return body
 	}
-	if s.allNamesKnown(body) {
-		return body
+	if method, name, hasName, ok := peekCall(body); ok {
+		return s.rerouteName(body, hdr, method, name, hasName)
 	}
-	// A typed peek is cheap (no maps); the full rewrite below runs only for
-	// a name that is actually unknown.
+	// Not plainly spelled: decode it as mcp-go will. A typed peek is cheap
+	// (no maps); the full rewrite runs only for a name that is actually
+	// unknown.
 	var peek struct {
 		Method string `json:"method"`
 		Params struct {
@@ -42,9 +43,18 @@ func (s *Server) reroute(body []byte, hdr http.Header) []byte {
 	if json.Unmarshal(body, &peek) != nil || peek.Params.Name == nil {
 		return body
 	}
+	return s.rerouteName(body, hdr, peek.Method, *peek.Params.Name, true)
+}
+
+// rerouteName is reroute once the message's method and params.name are
+// known.
+func (s *Server) rerouteName(body []byte, hdr http.Header, method, name string, hasName bool) []byte {
+	if !hasName {
+		return body
+	}
 	var sentinel string
 	var known func(string) bool
-	switch peek.Method {
+	switch method {
 	case string(mcp.MethodToolsCall):
 		sentinel, known = unknownTool, s.isTool
 	case string(mcp.MethodPromptsGet):
@@ -52,7 +62,7 @@ func (s *Server) reroute(body []byte, hdr http.Header) []byte {
 	default:
 		return body
 	}
-	if known(*peek.Params.Name) {
+	if known(name) {
 		return body
 	}
 	return replaceParam(body, hdr, "name", sentinel)
@@ -129,39 +139,3 @@ func resolvedURI(uri string) string {
 func (s *Server) isTool(name string) bool { return s.toolNames[name] }
 
 func (s *Server) isPrompt(name string) bool { return s.promptNames[name] }
-
-// allNamesKnown is the fast path for the common call: when every
-// "name":"..." string in the message is a registered tool or prompt name,
-// whatever params.name is, it is known. Any escape sequence sends the
-// message to the exact check, since a key can be spelled with escapes.
-func (s *Server) allNamesKnown(body []byte) bool {
-	if bytes.IndexByte(body, '\\') >= 0 {
-		return false
-	}
-	const key = `"name"`
-	found := false
-	for rest := body; ; {
-		i := bytes.Index(rest, []byte(key))
-		if i < 0 {
-			return found
-		}
-		rest = bytes.TrimLeft(rest[i+len(key):], " \t\r\n")
-		if len(rest) == 0 || rest[0] != ':' {
-			continue
-		}
-		rest = bytes.TrimLeft(rest[1:], " \t\r\n")
-		if len(rest) == 0 || rest[0] != '"' {
-			return false
-		}
-		end := bytes.IndexByte(rest[1:], '"')
-		if end < 0 {
-			return false
-		}
-		name := string(rest[1 : 1+end])
-		if !s.toolNames[name] && !s.promptNames[name] {
-			return false
-		}
-		found = true
-		rest = rest[1+end:]
-	}
-}

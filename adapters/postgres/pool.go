@@ -114,15 +114,18 @@ func WithHealthTimeout(d time.Duration) Option {
 // Production opens one per DSN (the read-only ARROWHEAD_SQL_DSN and the
 // write-capable ARROWHEAD_VECTOR_WRITE_DSN).
 //
-// Every statement goes over the extended protocol as the unnamed
-// statement: pgx's QueryExecModeCacheDescribe for the adapters' own fixed
-// statements (their descriptions are cached per connection), and
-// QueryExecModeDescribeExec, passed per call, for a caller's vetted one.
-// Nothing creates a named prepared statement, which would outlive its
-// connection on a server whose backend is shared (PGlite) or pooled
-// (PgBouncer) and collide on the next. Only the adapters' own constant
-// text without arguments (BEGIN, SET LOCAL, ROLLBACK) takes the simple
-// protocol.
+// Statements go over the extended protocol. The adapters' own fixed
+// statements go as the unnamed statement (pgx's
+// QueryExecModeCacheDescribe: their descriptions are cached per
+// connection). The SQL runner alone keeps named prepared statements, its
+// settings and recent vetted statements (stmtcache.go), under names
+// carrying a random prefix per connection, so they never collide on a
+// server whose backend is shared (PGlite) or on a pooler that keeps them
+// across clients; where a pooler loses them between calls (PgBouncer in
+// transaction mode without prepared-statement support), the runner
+// notices at the first miss and goes unnamed. Only the adapters' own
+// constant text without arguments (BEGIN, SET LOCAL, ROLLBACK) takes the
+// simple protocol.
 //
 // It connects lazily, keeps idle connections for reuse, closes one that
 // comes back closed, busy or inside a transaction, and is safe for

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -93,7 +94,9 @@ var (
 // round trip to the server. The vetted statement goes to the server only
 // through the extended protocol, whose Parse message holds exactly one
 // statement, with every parameter bound in a Bind message and never
-// spliced into the text, whatever the pool's default mode or the DSN say. Results come
+// spliced into the text, whatever the pool's default mode or the DSN say;
+// the connection keeps it prepared under its exact text, so a repeated
+// statement is not parsed again. Results come
 // back in PostgreSQL's text format and are mapped to JSON-ready values
 // under the row, column and byte bounds.
 //
@@ -101,6 +104,10 @@ var (
 // pool; queries after that fail as unavailable.
 type SQLRunner struct {
 	pool *Pool
+	// unnamed is set once the server lost a named statement between two
+	// calls on one connection (a transaction pooler): from then on every
+	// statement goes unnamed, parsed afresh each call.
+	unnamed atomic.Bool
 }
 
 var (
@@ -165,7 +172,24 @@ func (r *SQLRunner) run(ctx context.Context, sql string, args [][]byte, lim port
 	// A connection left inside a transaction or mid-result (an error, a
 	// cancel) is destroyed on release, never reused.
 	defer c.Release()
-	return exchange(ctx, c.Conn().PgConn(), sql, args, lim)
+	conn := c.Conn().PgConn()
+	if r.unnamed.Load() {
+		return exchange(ctx, conn, nil, sql, args, lim)
+	}
+	cache := statementsOf(conn)
+	res, err := exchange(ctx, conn, cache, sql, args, lim)
+	gone, changed := staleStatement(err)
+	switch {
+	case gone:
+		// Nothing ran: the statement was missing before it could.
+		r.unnamed.Store(true)
+		cache.reset()
+		return exchange(ctx, conn, nil, sql, args, lim)
+	case changed:
+		cache.drop(sql)
+		return exchange(ctx, conn, cache, sql, args, lim)
+	}
+	return res, err
 }
 
 // exchange runs the statement in one round trip: a single write carries
@@ -182,22 +206,49 @@ func (r *SQLRunner) run(ctx context.Context, sql string, args [][]byte, lim port
 // SET or set_config(..., false), which PostgreSQL reverts with the
 // transaction.
 //
+// With cache, the settings and the statement are named prepared
+// statements of the connection (stmtcache.go): the first call sends each
+// one's Parse (and a Describe) in the same write, ahead of its Bind, and
+// later calls send only Bind, Describe and Execute. Without, both go
+// unnamed, parsed every call.
+//
 // PostgreSQL (13 and later) starts a fresh statement timeout at each
 // protocol message after an Execute completes, so the timeout set by the
 // settings' Execute governs the statement's Parse, Bind and Execute.
-func exchange(ctx context.Context, conn *pgconn.PgConn, sql string, args [][]byte, lim ports.SQLLimits) (res ports.SQLResult, err error) {
+func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql string, args [][]byte, lim ports.SQLLimits) (res ports.SQLResult, err error) {
 	qctx, qcancel := context.WithCancel(ctx)
 	defer qcancel()
+	settings := sessionSQL(lim)
 	pl := conn.StartPipeline(qctx)
 	// All values in text, all results in text: nil format codes mean
 	// text for every one. No parameter types: the server infers each from
 	// its placeholder and parses the text as that type, exactly like a
 	// quoted literal in that position.
 	pl.SendQueryParams("BEGIN READ ONLY", nil, nil, nil, nil)
-	pl.SendQueryParams(sessionSQL(lim), nil, nil, nil, nil)
-	pl.SendQueryParams(sql, args, nil, nil, nil)
+	var setName, stmtName string
+	var setReady, stmtReady bool
+	if cache == nil {
+		pl.SendQueryParams(settings, nil, nil, nil, nil)
+		pl.SendQueryParams(sql, args, nil, nil, nil)
+	} else {
+		setName, setReady = cache.lookup(settings)
+		if !setReady {
+			pl.SendPrepare(setName, settings, nil)
+		}
+		pl.SendQueryPrepared(setName, nil, nil, nil)
+		stmtName, stmtReady = cache.lookup(sql)
+		if !stmtReady {
+			pl.SendPrepare(stmtName, sql, nil)
+		}
+		pl.SendQueryPrepared(stmtName, args, nil, nil)
+	}
 	pl.SendPipelineSync()
 	pl.SendQueryParams("ROLLBACK", nil, nil, nil, nil)
+	if cache != nil {
+		for _, name := range cache.takeStale() {
+			pl.SendDeallocate(name)
+		}
+	}
 	pl.SendPipelineSync()
 	if err := pl.Flush(); err != nil {
 		_ = pl.Close()
@@ -205,28 +256,52 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, sql string, args [][]byt
 	}
 	// BEGIN and the settings: their results are discarded; an error stops
 	// here, and Close below reads the rest.
-	for range 2 {
-		if err = discard(pl); err != nil {
-			if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) {
-				// The server refused them: the operator's to fix.
-				err = errors.Join(ErrSessionSettings, err)
-			}
-			break
+	err = discard(pl)
+	if err == nil && cache != nil && !setReady {
+		if err = prepared(pl); err == nil {
+			cache.add(settings, setName, true)
+		}
+	}
+	if err == nil {
+		err = discard(pl)
+	}
+	if err != nil {
+		if pe := (*pgconn.PgError)(nil); errors.As(err, &pe) && pe.Code != codeNoSuchStatement {
+			// The server refused them: the operator's to fix.
+			err = errors.Join(ErrSessionSettings, err)
+		}
+	}
+	if err == nil && cache != nil && !stmtReady {
+		if err = prepared(pl); err == nil {
+			cache.add(sql, stmtName, false)
 		}
 	}
 	if err == nil {
 		res, err = readStatement(pl, lim, qcancel)
 	}
-	// Close reads what is left: the Sync, the ROLLBACK and its Sync. Its
-	// error matters only when nothing failed before: then the result was
-	// read whole (or cut by a bound), and a failed ROLLBACK or a
-	// connection closed by the drain leaves a connection that is not idle,
-	// which the pool destroys on release; the result stands.
+	// Close reads what is left: the Sync, the ROLLBACK, the deallocations
+	// and the last Sync. Its error matters only when nothing failed
+	// before: then the result was read whole (or cut by a bound), and a
+	// failed ROLLBACK or a connection closed by the drain leaves a
+	// connection that is not idle, which the pool destroys on release
+	// (and its statements with it); the result stands.
 	_ = pl.Close()
 	if err != nil {
 		return ports.SQLResult{}, err
 	}
 	return res, nil
+}
+
+// prepared reads a Prepare's answer from pl.
+func prepared(pl *pgconn.Pipeline) error {
+	out, err := pl.GetResults()
+	if err != nil {
+		return err
+	}
+	if _, ok := out.(*pgconn.StatementDescription); !ok {
+		return errPipeline
+	}
+	return nil
 }
 
 // discard reads one query's result from pl and drops its rows.
@@ -421,22 +496,62 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 	for i := range ncols {
 		res.Columns[i] = columnName(fds[i].Name)
 	}
-	res.Rows = [][]any{}
+	res.Rows = make([][]any, 0, min(lim.MaxRows, rowBlock))
 	total := 0
+	// Rows are cut from blocks of cells rather than allocated one by one.
+	var cells []any
+	block := 2
 	for rows.NextRow() {
 		if len(res.Rows) >= lim.MaxRows {
 			cutRows, early = true, true
 			break
 		}
 		raw := rows.Values()
-		row := make([]any, ncols)
+		if len(cells) < ncols {
+			// Small first, so a one-row answer stays small.
+			block = min(block*2, rowBlock)
+			cells = make([]any, ncols*block)
+		}
+		row := cells[:ncols:ncols]
+		cells = cells[ncols:]
 		rowBytes, rowCut := 0, false
+		// The row's cells that will be mapped become one string, cut into
+		// each cell's text, rather than a string each: one allocation a row.
+		mapCap := mapLimit(lim.MaxCellBytes)
+		mapped := func(i int) bool { return i < len(raw) && raw[i] != nil && len(raw[i]) <= mapCap }
+		var b strings.Builder
+		n := 0
 		for i := range ncols {
-			var raw1 []byte
-			if i < len(raw) {
-				raw1 = raw[i]
+			if mapped(i) {
+				n += len(raw[i])
 			}
-			v, n, cut := cellValue(fds[i].DataTypeOID, raw1, lim.MaxCellBytes)
+		}
+		b.Grow(n)
+		for i := range ncols {
+			if mapped(i) {
+				b.Write(raw[i])
+			}
+		}
+		rowText, off := b.String(), 0
+		for i := range ncols {
+			var v any
+			var n int
+			var cut bool
+			if mapped(i) {
+				text := rowText[off : off+len(raw[i])]
+				off += len(raw[i])
+				if utf8.ValidString(text) {
+					v, n, cut = textCell(fds[i].DataTypeOID, text, lim.MaxCellBytes)
+				} else {
+					v, n, cut = cellValue(fds[i].DataTypeOID, raw[i], lim.MaxCellBytes)
+				}
+			} else {
+				var raw1 []byte
+				if i < len(raw) {
+					raw1 = raw[i]
+				}
+				v, n, cut = cellValue(fds[i].DataTypeOID, raw1, lim.MaxCellBytes)
+			}
 			row[i] = v
 			rowBytes += n
 			rowCut = rowCut || cut
@@ -459,6 +574,10 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 	}
 	return res, early
 }
+
+// rowBlock is how many rows' cells collect allocates at once, and the
+// result's first capacity.
+const rowBlock = 32
 
 // columnName returns a column name as valid UTF-8 of at most
 // MaxColumnNameBytes. It is otherwise raw: the caller sanitizes it.
@@ -501,14 +620,20 @@ func cellValue(oid uint32, raw []byte, maxBytes int) (v any, size int, cut bool)
 		s := cutUTF8(string(raw[:maxBytes+1]), maxBytes)
 		return s, len(s), true
 	}
-	text := string(raw)
+	return textCell(oid, string(raw), maxBytes)
+}
+
+// textCell is cellValue for a value whose text is valid UTF-8 of at most
+// mapLimit(maxBytes) bytes.
+func textCell(oid uint32, text string, maxBytes int) (v any, size int, cut bool) {
 	v = textValue(oid, text)
 	if _, ok := v.(bool); ok {
 		// Never cut: a bound below five bytes cannot mean "no booleans".
 		return v, jsonSize(v), false
 	}
 	if size = jsonSize(v); size > maxBytes {
-		s := cutUTF8(text, maxBytes)
+		// A copy: text may share its memory with the rest of its row.
+		s := strings.Clone(cutUTF8(text, maxBytes))
 		return s, len(s), true
 	}
 	return v, size, false
@@ -555,6 +680,8 @@ func textValue(oid uint32, text string) any {
 		if t, err := time.Parse("2006-01-02 15:04:05.999999999", text); err == nil && inFourDigitYears(t) {
 			return t.Format("2006-01-02T15:04:05.999999999")
 		}
+	case pgtype.TextOID, pgtype.VarcharOID, pgtype.BPCharOID, pgtype.NameOID, pgtype.UUIDOID:
+		// The commonest columns: text as it is, without the array lookup.
 	default:
 		if elem, ok := arrayElems()[oid]; ok {
 			if v, err := parseArray(text, elem); err == nil {

@@ -181,10 +181,17 @@ func proxied(t testing.TB, dsn string) (*wireProxy, string) {
 	return p, u.String()
 }
 
-// oneExchange is the frontend traffic of one Query: BEGIN READ ONLY, the
-// settings and the statement, each Parse/Bind/Describe/Execute, a Sync,
-// then ROLLBACK and its Sync, all in one turn.
-const oneExchange = "PBDE" + "PBDE" + "PBDE" + "S" + "PBDE" + "S"
+// The frontend traffic of one Query, all in one turn: BEGIN READ ONLY
+// (Parse/Bind/Describe/Execute), the settings and the statement, a Sync,
+// then ROLLBACK and its Sync. The settings and the statement are the
+// connection's prepared statements: the first call with a statement sends
+// its Parse and a Describe ahead of its Bind/Describe/Execute, later ones
+// only the Bind/Describe/Execute. The settings were prepared by the
+// connection's first call.
+const (
+	firstExchange  = "PBDE" + "BDE" + "PD" + "BDE" + "S" + "PBDE" + "S"
+	repeatExchange = "PBDE" + "BDE" + "BDE" + "S" + "PBDE" + "S"
+)
 
 func TestIntegrationQueryIsOneExchange(t *testing.T) {
 	db := requireDB(t)
@@ -193,11 +200,14 @@ func TestIntegrationQueryIsOneExchange(t *testing.T) {
 		args []any
 		kind ports.SQLErrorKind
 		rows int
+		// again is the second call's traffic: a statement the server
+		// could not parse was never prepared, so it is parsed again.
+		again string
 	}{
-		"rows":      {sql: "select id, name from fixture.items where id >= $1 order by id", args: []any{1}, rows: 3},
-		"truncated": {sql: "select g from generate_series(1, 100000) g", rows: 2},
-		"refused":   {sql: "select * from pg_authid", kind: ports.SQLRejected},
-		"invalid":   {sql: "select no_such_column from fixture.items", kind: ports.SQLInvalid},
+		"rows":      {sql: "select id, name from fixture.items where id >= $1 order by id", args: []any{1}, rows: 3, again: repeatExchange},
+		"truncated": {sql: "select g from generate_series(1, 1000) g", rows: 2, again: repeatExchange},
+		"refused":   {sql: "select * from pg_authid", kind: ports.SQLRejected, again: repeatExchange},
+		"invalid":   {sql: "select no_such_column from fixture.items", kind: ports.SQLInvalid, again: firstExchange},
 	} {
 		t.Run(name, func(t *testing.T) {
 			lim := defaultLimits
@@ -207,15 +217,17 @@ func TestIntegrationQueryIsOneExchange(t *testing.T) {
 			p, dsn := proxied(t, db.roDSN)
 			r := runner(t, dsn, WithMaxConns(1))
 			mustQuery(t, r, "select 1", defaultLimits) // connect outside the count
-			m := p.mark()
-			res, err := query(r, tc.sql, lim, tc.args...)
-			if tc.kind != "" {
-				wantSQLError(t, err, tc.kind)
-			} else if err != nil || len(res.Rows) != tc.rows {
-				t.Fatalf("query: %d rows, %v", len(res.Rows), err)
-			}
-			if turns := p.since(m, false); len(turns) != 1 || turns[0] != oneExchange {
-				t.Errorf("client turns = %q, want one turn %q", turns, oneExchange)
+			for i, want := range []string{firstExchange, tc.again} {
+				m := p.mark()
+				res, err := query(r, tc.sql, lim, tc.args...)
+				if tc.kind != "" {
+					wantSQLError(t, err, tc.kind)
+				} else if err != nil || len(res.Rows) != tc.rows {
+					t.Fatalf("query %d: %d rows, %v", i, len(res.Rows), err)
+				}
+				if turns := p.since(m, false); len(turns) != 1 || turns[0] != want {
+					t.Errorf("call %d: client turns = %q, want one turn %q", i, turns, want)
+				}
 			}
 			// The connection came back idle and serves the next call.
 			mustQuery(t, r, "select 2", defaultLimits)

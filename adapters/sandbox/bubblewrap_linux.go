@@ -59,6 +59,9 @@ var systemEtc = []string{"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf
 type bubblewrap struct {
 	id       identity
 	fixedArg []string
+	// attachDir is where a root server's run finds its mounts with At
+	// before bwrap binds them (see attach_linux.go).
+	attachDir string
 }
 
 func newBubblewrap(root *scratchRoot, id identity) (*bubblewrap, error) {
@@ -102,7 +105,16 @@ func newBubblewrap(root *scratchRoot, id identity) (*bubblewrap, error) {
 		"--ro-bind", filepath.Join(etc, "group"), "/etc/group",
 		"--proc", "/proc", "--dev", "/dev",
 	)
-	return &bubblewrap{id: id, fixedArg: args}, nil
+	b := &bubblewrap{id: id, fixedArg: args}
+	if id.dropFromRoot {
+		// An empty mount point, never written: each run covers it with
+		// a tmpfs of its own in its own mount namespace.
+		b.attachDir = filepath.Join(root.dir, attachDirName)
+		if err := os.Mkdir(b.attachDir, 0o755); err != nil && !os.IsExist(err) {
+			return nil, fmt.Errorf("%w: its mount point cannot be made", ErrWorkdir)
+		}
+	}
+	return b, nil
 }
 
 // identityDir holds the passwd and group files shown in the sandbox, which
@@ -169,12 +181,29 @@ func (b *bubblewrap) command(s *scratch, sp runSpec) (*exec.Cmd, func(outcome), 
 	for _, d := range sp.req.PathDirs {
 		args = append(args, "--ro-bind", d, d)
 	}
+	var attach *attachments
+	if b.id.dropFromRoot {
+		var err error
+		if attach, err = openAttachments(sp.req); err != nil {
+			return nil, nil, err
+		}
+	}
+	i := 0
 	for _, m := range sp.req.Mounts {
 		flag := "--ro-bind"
 		if m.Writable {
 			flag = "--bind"
 		}
-		args = append(args, flag, m.Host, m.Host)
+		switch {
+		case m.At == "":
+			args = append(args, flag, m.Host, m.Host)
+		case attach.empty():
+			// The server's own uid, which bwrap runs as, reaches Host.
+			args = append(args, flag, m.Host, m.At)
+		default:
+			args = append(args, flag, attachPoint(b.attachDir, i), m.At)
+			i++
+		}
 	}
 	dir := path.Join(sandboxScratch, sp.req.Dir)
 	if sp.staged || sp.req.Dir != "" {
@@ -185,7 +214,7 @@ func (b *bubblewrap) command(s *scratch, sp runSpec) (*exec.Cmd, func(outcome), 
 	}
 	args = append(args, limitArgs(sp.lim, sp.scope)...)
 	args = append(args, sp.argv...)
-	return &exec.Cmd{
+	cmd := &exec.Cmd{
 		Path: bwrapPath,
 		Args: args,
 		Env:  scrubbedEnv(sandboxScratch, "/tmp"),
@@ -195,7 +224,15 @@ func (b *bubblewrap) command(s *scratch, sp runSpec) (*exec.Cmd, func(outcome), 
 			Pdeathsig:  syscall.SIGKILL,
 			Credential: credential(b.id),
 		},
-	}, nil, nil
+	}
+	if attach.empty() {
+		return cmd, nil, nil
+	}
+	if err := attachCommand(cmd, attach, b.attachDir); err != nil {
+		attach.close()
+		return nil, nil, err
+	}
+	return cmd, func(outcome) { attach.close() }, nil
 }
 
 func (b *bubblewrap) receipt(sp runSpec) ports.Enforcement {

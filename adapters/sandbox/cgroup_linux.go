@@ -23,8 +23,82 @@ import (
 // so tests can point it at nothing.
 var cgroupRoot = "/sys/fs/cgroup"
 
-// cgroupPrefix names every run's cgroup.
+// cgroupPrefix names every run's cgroup: cgroupPrefix, the server's
+// ownerTag, "-" and a random part.
 const cgroupPrefix = "arrowhead-run-"
+
+// ownerTag names this server process in its runs' groups, as its pid and
+// its start time (in clock ticks since boot), so a group left behind by a
+// server that crashed is told from one of a server still running, even
+// after the pid was reused.
+var ownerTag = processTag(os.Getpid())
+
+// processTag is pid's "pid.starttime", or "" when it cannot be read (no
+// such process).
+func processTag(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	// The command name (field 2) may hold spaces and parentheses: the
+	// fields after it start after its last ')'.
+	i := strings.LastIndexByte(string(b), ')')
+	if i < 0 {
+		return ""
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state); the start time is field 22.
+	if len(f) < 20 {
+		return ""
+	}
+	return strconv.Itoa(pid) + "." + f[19]
+}
+
+// sweep removes what crashed servers left in this server's groups: each
+// run group whose owner is no longer running has its processes killed and
+// is removed. A group of a server still running (another server may share
+// this group) is left alone; a group whose name carries no owner (an
+// older server's) is removed only when empty. It returns how many groups
+// it removed.
+func (c *cgroups) sweep() int {
+	var parents []string
+	switch c.scope {
+	case ports.LimitScopeCgroupV2:
+		parents = []string{c.v2}
+	case ports.LimitScopeCgroupV1:
+		parents = c.v1
+	}
+	removed := 0
+	for _, parent := range parents {
+		entries, err := os.ReadDir(parent)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			name, ok := strings.CutPrefix(e.Name(), cgroupPrefix)
+			if !ok || !e.IsDir() {
+				continue
+			}
+			dir := filepath.Join(parent, e.Name())
+			owner, _, tagged := strings.Cut(name, "-")
+			pid, _, _ := strings.Cut(owner, ".")
+			n, err := strconv.Atoi(pid)
+			switch {
+			case !tagged || err != nil || n <= 0:
+				if os.Remove(dir) == nil {
+					removed++
+				}
+			case processTag(n) == owner:
+				// Its server is running.
+			default:
+				if (&runCgroup{dirs: []string{dir}}).remove() == nil {
+					removed++
+				}
+			}
+		}
+	}
+	return removed
+}
 
 // errCgroup: a run's cgroup could not be made; the run is refused rather
 // than run with less than the receipt would claim.
@@ -51,6 +125,7 @@ func detectCgroups() *cgroups {
 		if isCgroup2(dir) && hasControllers(filepath.Join(dir, "cgroup.subtree_control"), "memory", "pids") {
 			c := &cgroups{scope: ports.LimitScopeCgroupV2, v2: dir}
 			if c.works() {
+				c.sweep()
 				return c
 			}
 		}
@@ -61,6 +136,7 @@ func detectCgroups() *cgroups {
 		c := &cgroups{scope: ports.LimitScopeCgroupV1, v1: []string{
 			filepath.Join(cgroupRoot, "memory", mem), filepath.Join(cgroupRoot, "pids", pids)}}
 		if c.works() {
+			c.sweep()
 			return c
 		}
 	}
@@ -144,7 +220,7 @@ func (c *cgroups) create(lim ports.EnforcedLimits) (*runCgroup, error) {
 	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	name := cgroupPrefix + hex.EncodeToString(b[:])
+	name := cgroupPrefix + ownerTag + "-" + hex.EncodeToString(b[:])
 	mem, pids := strconv.FormatInt(lim.MemoryBytes, 10), strconv.Itoa(lim.Processes)
 	g := &runCgroup{scope: c.scope}
 	fail := func() (*runCgroup, error) {

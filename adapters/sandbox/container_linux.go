@@ -117,7 +117,11 @@ func (b *container) runArgs(name, scratchDir string, sp runSpec) []string {
 		args = append(args, "--mount", "type=bind,source="+d+",target="+d+",readonly")
 	}
 	for _, m := range sp.req.Mounts {
-		spec := "type=bind,source=" + m.Host + ",target=" + m.Host
+		target := m.Host
+		if m.At != "" {
+			target = m.At // the engine, not the sandbox uid, opens Host
+		}
+		spec := "type=bind,source=" + m.Host + ",target=" + target
 		if !m.Writable {
 			spec += ",readonly"
 		}

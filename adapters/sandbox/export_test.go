@@ -18,3 +18,20 @@ func SetCgroupRoot(dir string) (restore func()) {
 	cgroupRoot = dir
 	return func() { cgroupRoot = old }
 }
+
+// DetectCgroups runs the start-up detection (and its sweep of groups left
+// by crashed servers) and returns the scope found and the groups runs are
+// made under.
+func DetectCgroups() (scope string, parents []string) {
+	c := detectCgroups()
+	if c.v2 != "" {
+		return c.scope, []string{c.v2}
+	}
+	return c.scope, c.v1
+}
+
+// OwnerTag is this process's tag in its runs' group names.
+func OwnerTag() string { return ownerTag }
+
+// CgroupPrefix names every run's group.
+const CgroupPrefix = cgroupPrefix

@@ -21,20 +21,15 @@ import (
 // re-executed binary: this package's init takes over before main runs.
 const helperArg0 = "arrowhead-sandbox-init"
 
-// helperScratch is where the helper shows the run's scratch: a fixed path,
-// as bubblewrap's /scratch is, because build and test caches (Go's) key
-// their entries by the package directory, and a path that changed with
-// every run would make every run rebuild and rerun. The host stays
-// read-only, so the mount point is made inside the private /tmp; the name
-// keeps it clear of the host paths a request may bind there.
-const helperScratch = "/tmp/.arrowhead-scratch"
-
 // helperSpec is what the subprocess runner tells its helper.
 type helperSpec struct {
 	// Scratch is the staged host directory; the command sees a sized tmpfs
 	// at helperScratch, filled with a copy of it.
 	Scratch      string `json:"scratch"`
 	ScratchBytes int64  `json:"scratch_bytes"`
+	// Attach are detached trees to move into place once /tmp is private
+	// (mounts with At).
+	Attach []helperAttach `json:"attach"`
 	// TmpBytes and SmallBytes size /tmp, and /var/tmp and /dev/shm.
 	TmpBytes   int64 `json:"tmp_bytes"`
 	SmallBytes int64 `json:"small_bytes"`
@@ -51,13 +46,17 @@ type helperSpec struct {
 }
 
 func init() {
-	if len(os.Args) < 3 || os.Args[0] != helperArg0 {
+	if len(os.Args) < 3 || os.Args[0] != helperArg0 && os.Args[0] != attachArg0 {
 		return
 	}
 	// Capabilities are per thread: every step, and the exec, must happen
 	// on the thread that holds them.
 	runtime.LockOSThread()
-	err := runHelper(os.Args[1], os.Args[2:])
+	run := runHelper
+	if os.Args[0] == attachArg0 {
+		run = runAttach
+	}
+	err := run(os.Args[1], os.Args[2:])
 	// Only a failure returns; its text goes to the command's stderr.
 	fmt.Fprintf(os.Stderr, "sandbox: %v\n", err)
 	os.Exit(125)
@@ -102,6 +101,9 @@ func runHelper(specJSON string, argv []string) error {
 		if err := tmpfs(dir, size, "1777"); err != nil {
 			return fmt.Errorf("mounting a private %s: %w", dir, err)
 		}
+	}
+	if err := attachAll(sp.Attach); err != nil {
+		return err
 	}
 	// The private /tmp is the only place a mount point can be made: the
 	// rest is read-only.

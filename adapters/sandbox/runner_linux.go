@@ -167,6 +167,9 @@ func (r *Runner) Run(ctx context.Context, req ports.RunRequest) (ports.RunResult
 	var group *runCgroup
 	if r.groups != nil {
 		if group, err = r.groups.create(sp.lim); err != nil {
+			if after != nil {
+				after(outcome{}) // nothing ran: only what command holds is let go
+			}
 			return ports.RunResult{}, err
 		}
 		defer func() { _ = group.remove() }()

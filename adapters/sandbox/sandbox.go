@@ -190,12 +190,40 @@ func validRequest(req ports.RunRequest) error {
 			return errRequestShape
 		}
 	}
+	seen := map[string]bool{}
 	for _, m := range req.Mounts {
 		if !hostDir(m.Host) {
 			return errRequestShape
 		}
+		if m.At != "" {
+			if !validAt(m.At) || seen[m.At] {
+				return errRequestShape
+			}
+			seen[m.At] = true
+		}
 	}
 	return nil
+}
+
+// helperScratch is where the helper shows the run's scratch: a fixed path,
+// as bubblewrap's /scratch is, because build and test caches (Go's) key
+// their entries by the package directory, and a path that changed with
+// every run would make every run rebuild and rerun. The host stays
+// read-only, so the mount point is made inside the private /tmp; the name
+// keeps it clear of the host paths a request may bind there.
+const helperScratch = "/tmp/.arrowhead-scratch"
+
+// attachRoot is the one place a mount's At may point: every runner gives
+// the run its own /tmp, so a mount point can be made there even where the
+// rest of the host is read-only (the subprocess runner's view).
+const attachRoot = "/tmp/"
+
+// validAt reports whether at is a clean path strictly under attachRoot,
+// clear of the subprocess runner's scratch and of the characters the
+// runners' argument syntaxes give a meaning.
+func validAt(at string) bool {
+	return strings.HasPrefix(at, attachRoot) && len(at) > len(attachRoot) && filepath.Clean(at) == at &&
+		!strings.ContainsAny(at, ",:\x00") && at != helperScratch && !strings.HasPrefix(at, helperScratch+"/")
 }
 
 // runEnv is the whole environment of a run: the scrubbed base with PATH

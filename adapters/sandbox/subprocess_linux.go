@@ -72,23 +72,38 @@ func (b *subprocess) command(s *scratch, sp runSpec) (*exec.Cmd, func(outcome), 
 		Limits: helperLimits(sp.lim, sp.scope)}
 	spec.Visible = append(spec.Visible, sp.req.PathDirs...)
 	for _, m := range sp.req.Mounts {
-		if m.Writable {
+		switch {
+		case m.At != "":
+			continue // attached below
+		case m.Writable:
 			spec.Writable = append(spec.Writable, m.Host)
-		} else {
+		default:
 			spec.Visible = append(spec.Visible, m.Host)
 		}
 	}
+	// The helper, as the sandbox uid, could not reach these by name.
+	attach, err := openAttachments(sp.req)
+	if err != nil {
+		return nil, nil, err
+	}
+	spec.Attach = attach.specs(func(_ int, at string) string { return at })
 	js, err := json.Marshal(spec)
 	if err != nil {
+		attach.close()
 		return nil, nil, errStart
+	}
+	var after func(outcome)
+	if !attach.empty() {
+		after = func(outcome) { attach.close() }
 	}
 	return &exec.Cmd{
 		// The server's own binary, reached through the child's view of
 		// itself: its directory need not be open to the sandbox uid.
-		Path: "/proc/self/exe",
-		Args: append([]string{helperArg0, string(js)}, sp.argv...),
-		Env:  runEnv(helperScratch, "/tmp", sp.req),
-		Dir:  "/",
+		Path:       "/proc/self/exe",
+		Args:       append([]string{helperArg0, string(js)}, sp.argv...),
+		Env:        runEnv(helperScratch, "/tmp", sp.req),
+		Dir:        "/",
+		ExtraFiles: attach.files,
 		SysProcAttr: &syscall.SysProcAttr{
 			Setpgid:    true,
 			Pdeathsig:  syscall.SIGKILL,
@@ -105,7 +120,7 @@ func (b *subprocess) command(s *scratch, sp runSpec) (*exec.Cmd, func(outcome), 
 			// and clears it before the command runs.
 			AmbientCaps: []uintptr{unix.CAP_SYS_ADMIN},
 		},
-	}, nil, nil
+	}, after, nil
 }
 
 func (b *subprocess) receipt(sp runSpec) ports.Enforcement {

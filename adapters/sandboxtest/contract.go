@@ -74,6 +74,7 @@ func Run(t *testing.T, r ports.Runner, cfg Config) {
 	t.Run("ReceiptFilesystemHolds", s.receiptFilesystem)
 	t.Run("Concurrent", s.concurrent)
 	t.Run("PlacementFields", s.placement)
+	t.Run("MountAtBehindAClosedDirectory", s.mountAt)
 	t.Run("MalformedPlacementRefused", s.malformedPlacement)
 	t.Run("ForkedMemoryBalloon", s.forkedMemoryBalloon)
 	t.Run("StorageBalloons", s.storageBalloons)
@@ -811,6 +812,67 @@ print(json.dumps({"cwd": os.getcwd(), "entries": sorted(os.listdir(".")), "foo":
 	}
 }
 
+// mountAt checks a mount shown at its At: a directory inside a parent
+// closed to everyone but its owner (a root server's module cache under
+// /root) is readable there and not writable, and the parent stays closed
+// to a command that does not run as its owner.
+func (s suite) mountAt(t *testing.T) {
+	// Beside the run directories rather than in /tmp, which every runner
+	// replaces: the subprocess runner shows this place, read-only.
+	closed, err := os.MkdirTemp(s.cfg.Workdir, "contract-closed-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(closed) })
+	inner := filepath.Join(closed, "modcache")
+	if err := os.MkdirAll(filepath.Join(inner, "mod@v1"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(inner, "mod@v1", "go.mod"), []byte("module mod\n"), 0o444); err != nil {
+		t.Fatal(err)
+	}
+	const at = "/tmp/arrowhead-contract-at"
+	code := fmt.Sprintf(`import os, json
+def can_write(p):
+    try:
+        open(p, "w").write("written")
+        return True
+    except OSError:
+        return False
+def can_list(p):
+    try:
+        os.listdir(p)
+        return True
+    except OSError:
+        return False
+print(json.dumps({"read": open(%[1]q + "/mod@v1/go.mod").read(), "write": can_write(%[1]q + "/new.txt"),
+  "host_parent": can_list(%[2]q), "host_inner": can_list(%[3]q)}))
+`, at, closed, inner)
+	res, err := s.r.Run(context.Background(), ports.RunRequest{
+		Argv: append(slices.Clone(Python), code), Limits: Limits, Mounts: []ports.Mount{{Host: inner, At: at}}})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	var got struct {
+		Read       string
+		Write      bool
+		HostParent bool `json:"host_parent"`
+		HostInner  bool `json:"host_inner"`
+	}
+	if err := json.Unmarshal(res.Stdout, &got); err != nil {
+		t.Fatalf("stdout %q stderr %q", res.Stdout, res.Stderr)
+	}
+	if got.Read != "module mod\n" || got.Write {
+		t.Errorf("at %s: read %q, wrote %v", at, got.Read, got.Write)
+	}
+	if res.Enforced.SeparateUser && (got.HostParent || got.HostInner) {
+		t.Errorf("the closed host directory is open to the command: parent %v, inside %v", got.HostParent, got.HostInner)
+	}
+	if _, err := os.Stat(filepath.Join(inner, "new.txt")); err == nil {
+		t.Error("the mount was written on the host")
+	}
+}
+
 func (s suite) malformedPlacement(t *testing.T) {
 	for name, req := range map[string]ports.RunRequest{
 		"dir leaves the scratch": {Dir: "../x"},
@@ -822,6 +884,10 @@ func (s suite) malformedPlacement(t *testing.T) {
 		"root mount":             {Mounts: []ports.Mount{{Host: "/"}}},
 		"unclean mount":          {Mounts: []ports.Mount{{Host: "/usr/../etc"}}},
 		"proc mount":             {Mounts: []ports.Mount{{Host: "/proc/self"}}},
+		"At outside /tmp":        {Mounts: []ports.Mount{{Host: "/usr", At: "/opt/x"}}},
+		"At is /tmp":             {Mounts: []ports.Mount{{Host: "/usr", At: "/tmp"}}},
+		"unclean At":             {Mounts: []ports.Mount{{Host: "/usr", At: "/tmp/x/../y"}}},
+		"At twice":               {Mounts: []ports.Mount{{Host: "/usr", At: "/tmp/x"}, {Host: "/bin", At: "/tmp/x"}}},
 	} {
 		req.Argv, req.Limits = []string{"true"}, Limits
 		if _, err := s.r.Run(context.Background(), req); err == nil {

@@ -21,12 +21,16 @@ import (
 )
 
 // Real projects run_tests is tried on: a Go module from the module cache
-// (its tests need nothing beyond the standard library) and a Debian Python
-// package with a tests/ directory (python3-lazr.uri), laid out as upstream
-// does (src/lazr/uri).
+// (its tests need nothing beyond the standard library), one whose tests
+// import other cached modules (modernc.org/mathutil, which needs
+// remyoudompheng/bigfft; all three are in this module's graph, so
+// `go mod download` caches them), and a Debian Python package with a
+// tests/ directory (python3-lazr.uri), laid out as upstream does
+// (src/lazr/uri).
 const (
-	realGoModule  = "github.com/google/uuid@v1.6.0"
-	realPyPackage = "/usr/lib/python3/dist-packages/lazr/uri"
+	realGoModule     = "github.com/google/uuid@v1.6.0"
+	realGoModuleDeps = "modernc.org/sortutil@v1.2.1"
+	realPyPackage    = "/usr/lib/python3/dist-packages/lazr/uri"
 )
 
 // copyTree copies src into dst (regular files only, writable), skipping
@@ -135,17 +139,50 @@ func testsOf(t testing.TB, out map[string]any) (passed, failed, skipped int, fai
 	return n("passed"), n("failed"), n("skipped"), failures
 }
 
-func requireGoModule(t testing.TB) string {
+func requireGoModule(t testing.TB) string { return requireCachedModule(t, realGoModule) }
+
+// requireCachedModule is mod's directory in the module cache.
+func requireCachedModule(t testing.TB, mod string) string {
 	t.Helper()
 	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
 	if err != nil {
 		sandboxtest.SkipOrFail(t, "go is not on PATH")
 	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), filepath.FromSlash(realGoModule))
+	dir := filepath.Join(strings.TrimSpace(string(out)), filepath.FromSlash(mod))
 	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		sandboxtest.SkipOrFail(t, "%s is not in the module cache (go mod download %s)", realGoModule, realGoModule)
+		sandboxtest.SkipOrFail(t, "%s is not in the module cache (go mod download %s)", mod, mod)
 	}
 	return dir
+}
+
+// TestRunTestsOnAGoModuleWithCachedDependencies runs the tests of a real
+// module whose test file imports another module, with only the exec
+// family enabled: offline (GOPROXY=off), from the host's module cache,
+// which for a root server sits under /root (0700), shown to the sandbox
+// uid at a fixed path without opening /root.
+func TestRunTestsOnAGoModuleWithCachedDependencies(t *testing.T) {
+	for _, runner := range runners {
+		t.Run(runner, func(t *testing.T) {
+			requireRunner(t, runner)
+			src := requireCachedModule(t, realGoModuleDeps)
+			repo := t.TempDir()
+			copyTree(t, src, filepath.Join(repo, "sortutil"))
+			rt := execRuntime(t, repo, map[string]string{"ARROWHEAD_EXEC_TEST_WALL_SECONDS": "900", "ARROWHEAD_EXEC_RUNNER": runner})
+			before := treeDigest(t, repo)
+
+			out := runTests(t, rt, "sortutil/")
+			passed, failed, _, _ := testsOf(t, out)
+			if out["exit_code"] != 0 || passed < 20 || failed != 0 {
+				t.Fatalf("exit %v, %d passed, %d failed\nstdout %.2000s\nstderr %.2000s", out["exit_code"], passed, failed, out["stdout"], out["stderr"])
+			}
+			if !strings.Contains(out["reason"].(string), "offline from the module cache") {
+				t.Errorf("reason %q", out["reason"])
+			}
+			if treeDigest(t, repo) != before {
+				t.Fatal("the repository changed")
+			}
+		})
+	}
 }
 
 // TestRunTestsOnARealGoModule runs a real module's tests with only the

@@ -59,10 +59,10 @@ func findToolchain(ctx context.Context, s *settings.Settings, argv []string) (ex
 	tc.Python, _ = findProgram("python3", uid, gid)
 	tc.NPM, _ = findProgram("npm", uid, gid)
 	if tc.Go != "" {
-		if mc := goModCache(); mc != "" && reachable(mc, uid, gid, 0o5) {
+		if mc := goModCache(); mc != "" && modCacheServable(mc, uid, gid) {
 			tc.GoModCache = mc
 		} else if mc != "" {
-			warnings = append(warnings, fmt.Sprintf("run_tests: uid %d cannot read the Go module cache; Go modules with dependencies will not test offline (set GOMODCACHE to a directory it can read)", uid))
+			warnings = append(warnings, fmt.Sprintf("run_tests: uid %d cannot read the Go module cache (its directory and cache/download must be readable and searchable by that uid: the go command makes them so); Go modules with dependencies will not test offline", uid))
 		}
 		if root, ok := goCacheRoot(s, uid, gid); ok {
 			tc.GoCache = func(_ context.Context, owner string) (string, error) { return ownCacheDir(root, owner, uid, gid) }
@@ -142,19 +142,7 @@ func reachable(path string, uid, gid int, want fs.FileMode) bool {
 	}
 	allowed := func(p string, bits fs.FileMode) bool {
 		st, err := os.Stat(p)
-		if err != nil {
-			return false
-		}
-		perm := st.Mode().Perm()
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			switch {
-			case int(sys.Uid) == uid:
-				return perm&(bits<<6) == bits<<6
-			case int(sys.Gid) == gid:
-				return perm&(bits<<3) == bits<<3
-			}
-		}
-		return perm&bits == bits
+		return err == nil && permits(st, uid, gid, bits)
 	}
 	if !allowed(real, want) {
 		return false
@@ -167,6 +155,30 @@ func reachable(path string, uid, gid int, want fs.FileMode) bool {
 			return true
 		}
 	}
+}
+
+// modCacheServable reports whether the runner can show the module cache to
+// uid/gid. A root server's runner shows the tree itself at a fixed sandbox
+// path, through a descriptor it opens (ports.Mount.At), so its parents
+// (/root, 0700) need not and do not open up: the tree's own top
+// directories must be readable and searchable by the sandbox uid, as the
+// go command leaves them (extracted modules are 0555 and 0444 below).
+// Otherwise the server's own uid, which the commands run as, must reach
+// it.
+func modCacheServable(mc string, uid, gid int) bool {
+	if os.Geteuid() != 0 {
+		return reachable(mc, uid, gid, 0o5)
+	}
+	for _, d := range []string{mc, filepath.Join(mc, "cache"), filepath.Join(mc, "cache", "download")} {
+		st, err := os.Stat(d)
+		if errors.Is(err, fs.ErrNotExist) && d != mc {
+			continue
+		}
+		if err != nil || !st.IsDir() || !permits(st, uid, gid, 0o5) {
+			return false
+		}
+	}
+	return true
 }
 
 // goModCache is the Go module cache as the go command finds it: GOMODCACHE,
@@ -217,4 +229,19 @@ func hasPytest(ctx context.Context, python string) bool {
 		"import importlib.util, sys; sys.exit(importlib.util.find_spec('pytest') is None)")
 	cmd.Env = []string{"PATH=" + sandbox.SandboxPATH, "LANG=C.UTF-8"}
 	return cmd.Run() == nil
+}
+
+// permits reports whether st's permission bits give uid/gid (without
+// supplementary groups) the bits want (0o4 read, 0o1 execute/search).
+func permits(st fs.FileInfo, uid, gid int, bits fs.FileMode) bool {
+	perm := st.Mode().Perm()
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		switch {
+		case int(sys.Uid) == uid:
+			return perm&(bits<<6) == bits<<6
+		case int(sys.Gid) == gid:
+			return perm&(bits<<3) == bits<<3
+		}
+	}
+	return perm&bits == bits
 }

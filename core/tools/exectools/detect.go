@@ -23,9 +23,9 @@ type Toolchain struct {
 	Command []string
 	// Go is the go command.
 	Go string
-	// GoModCache is the host's module cache, shown read-only; empty when
-	// the sandbox identity cannot read it (modules must then be vendored
-	// or absent).
+	// GoModCache is the host's module cache, shown read-only at
+	// goModCacheAt; empty when the sandbox identity could not read it there
+	// (modules must then be vendored or absent).
 	GoModCache string
 	// GoCache returns the caller's own persistent, writable Go build cache
 	// (created on first use), so tenants never share a writable cache.
@@ -182,6 +182,12 @@ const (
 var goEnv = []string{"GOPROXY=off", "GOSUMDB=off", "GOFLAGS=-mod=mod", "GOTOOLCHAIN=local",
 	"GOENV=off", "GOWORK=off", "GOTELEMETRY=off"}
 
+// goModCacheAt is where a run sees the host's module cache: a fixed path
+// in the run's private /tmp, shown by the runner through a descriptor the
+// server opens, so a root server's cache under /root is served without
+// opening /root to the command (ports.Mount.At).
+const goModCacheAt = "/tmp/.arrowhead-gomodcache"
+
 // Environment every Python run gets: no bytecode written into the copy.
 var pythonEnv = []string{"PYTHONDONTWRITEBYTECODE=1"}
 
@@ -289,8 +295,8 @@ func (r testRunner) goSetup(ctx context.Context, call catalog.Call, p *testPlan)
 	p.pathDirs = append(p.pathDirs, path.Dir(tc.Go))
 	p.mounts = append(p.mounts, ports.Mount{Host: path.Dir(path.Dir(tc.Go))})
 	if tc.GoModCache != "" {
-		p.env = append(p.env, "GOMODCACHE="+tc.GoModCache)
-		p.mounts = append(p.mounts, ports.Mount{Host: tc.GoModCache})
+		p.env = append(p.env, "GOMODCACHE="+goModCacheAt)
+		p.mounts = append(p.mounts, ports.Mount{Host: tc.GoModCache, At: goModCacheAt})
 	}
 	if tc.GoCache != nil {
 		dir, err := tc.GoCache(ctx, ownerKey(call.Principal))
