@@ -212,6 +212,21 @@ func (s *Scanner) ScanText(path, text string, maxFindings int) []Finding {
 // the findings (with an empty Path), without a limit: a redaction that
 // stopped early would leak the rest.
 func (s *Scanner) Redact(text string) (string, []Finding) {
+	return s.redact(text, false)
+}
+
+// RedactLines is Redact keeping the text's line structure: a secret that
+// spans lines (a private key) becomes its placeholder followed by as many
+// newlines as it held, so line numbers after it still count the original
+// lines. A search or a line-range read redacts the whole text this way
+// before cutting it into lines, so no line shows a piece of a secret that
+// only its neighbours make recognisable.
+func (s *Scanner) RedactLines(text string) string {
+	out, _ := s.redact(text, true)
+	return out
+}
+
+func (s *Scanner) redact(text string, keepLines bool) (string, []Finding) {
 	spans := s.find(text)
 	if len(spans) == 0 {
 		return text, nil
@@ -223,6 +238,11 @@ func (s *Scanner) Redact(text string) (string, []Finding) {
 	for i, sp := range spans {
 		b.WriteString(text[last:sp.start])
 		b.WriteString(findings[i].Placeholder)
+		if keepLines {
+			for range strings.Count(text[sp.start:sp.end], "\n") {
+				b.WriteByte('\n')
+			}
+		}
 		last = sp.end
 	}
 	b.WriteString(text[last:])

@@ -385,7 +385,7 @@ func (p packer) packCandidates(ctx context.Context, who ports.Principal, k *pack
 		if !ok {
 			continue
 		}
-		lines := splitLines(data)
+		lines := splitLines(p.redactLines(data))
 		if c.vectorChunk != "" {
 			text, seen := k.sanitized[c.key]
 			if !seen {
@@ -476,12 +476,23 @@ func (p packer) addCut(k *pack, c candidate, lines [][]byte) (packed, stop bool)
 // its redacted, framed text, and counts its tokens.
 func (p packer) frameItem(k *pack, c candidate, lines [][]byte, end int) (string, int, bool) {
 	raw := bytes.Join(lines[c.start-1:end], nil)
-	text, err := content.SanitizeText(raw)
+	// A document is sanitized for its format exactly as doc_read does, and
+	// its frame says which: Markdown loses its HTML, images and unsafe
+	// links here too. JSON is sanitized as JSON when the item is the whole
+	// document; a slice of a JSON document is not JSON, and is text. A
+	// repository file is text, as code_read serves it.
+	format := content.FormatText
+	if c.key.Kind != ports.PinRepoFile {
+		format = content.DocumentFormat(c.key.Identifier)
+		if format == content.FormatJSON && (c.start != 1 || end != len(lines)) {
+			format = content.FormatText
+		}
+	}
+	text, err := content.SanitizeAs(format, raw, content.DocumentJSONLimits(p.settings))
 	if err != nil {
 		return "", 0, false
 	}
-	redacted, _ := p.scanner.Redact(text)
-	framed := content.Frame(redacted, content.NewSource(c.key.Kind, c.key.Identifier, "text", raw))
+	framed := content.Frame(text, content.NewSource(c.key.Kind, c.key.Identifier, format, raw))
 	var h strings.Builder
 	// The header stands outside the frame: it names the item by number
 	// and lines (the frame's source line names the file) and the unit by
@@ -563,7 +574,7 @@ func (p packer) addPinned(ctx context.Context, who ports.Principal, k *pack, key
 		data = []byte{}
 	}
 	k.files[key] = data
-	lines := splitLines(data)
+	lines := splitLines(p.redactLines(data))
 	if len(lines) == 0 {
 		lines = [][]byte{nil}
 	}
@@ -620,6 +631,16 @@ func (p packer) addPinnedRange(k *pack, key ports.WorkingSetItem, lines [][]byte
 	}
 	k.out.Dropped = append(k.out.Dropped, dropped)
 	return false
+}
+
+// redactLines is the secret scanner's line-keeping redaction of a whole
+// source before it is cut into lines (unless ARROWHEAD_REDACT_READS=false):
+// a range that starts inside a private key still shows none of it.
+func (p packer) redactLines(data []byte) []byte {
+	if p.scanner == nil || !p.settings.RedactReads {
+		return data
+	}
+	return []byte(p.scanner.RedactLines(string(data)))
 }
 
 // splitLines splits data after each newline, keeping the newlines, so
