@@ -540,23 +540,54 @@ func isAWSSecretByte(c byte) bool { return isAlnumByte(c) || c == '/' || c == '+
 
 // findAWSSecretKeys finds runs of exactly 40 base64 characters and keeps
 // those preceded on their line by an AWS secret key name and assignment.
+// Such a name holds "secret" (in lower or upper case) within
+// awsSecretContextBytes before the run, so only the stretch after each
+// occurrence is walked: most text has none.
 func findAWSSecretKeys(text string, found []secretSpan) []secretSpan {
-	for i := 0; i < len(text); {
-		if !isAWSSecretByte(text[i]) {
-			i++
-			continue
+	var anchors []int
+	for _, word := range []string{"ecret", "ECRET"} {
+		for from := 0; ; {
+			k := strings.Index(text[from:], word)
+			if k < 0 {
+				break
+			}
+			anchors = append(anchors, from+k)
+			from += k + len(word)
 		}
-		start := i
-		for i < len(text) && isAWSSecretByte(text[i]) {
-			i++
+	}
+	if len(anchors) == 0 {
+		return found
+	}
+	slices.Sort(anchors)
+	next := 0 // no run starts before next (runs already walked)
+	for _, a := range anchors {
+		i := max(a, next)
+		limit := min(len(text), a+awsSecretContextBytes+1)
+		for i < limit {
+			if !isAWSSecretByte(text[i]) {
+				i++
+				continue
+			}
+			start := i
+			if start > 0 && isAWSSecretByte(text[start-1]) {
+				// Inside a run that began before this stretch: skip it.
+				for i < len(text) && isAWSSecretByte(text[i]) {
+					i++
+				}
+				continue
+			}
+			for i < len(text) && isAWSSecretByte(text[i]) {
+				i++
+			}
+			if i-start != awsSecretLen {
+				continue
+			}
+			ctxStart := max(start-awsSecretContextBytes, strings.LastIndexByte(text[:start], '\n')+1, 0)
+			if reAWSSecretContext().MatchString(text[ctxStart:start]) {
+				found = append(found, secretSpan{start: start, end: i, typ: SecretAWSSecretAccessKey, value: text[start:i]})
+			}
 		}
-		if i-start != awsSecretLen {
-			continue
-		}
-		ctxStart := max(start-awsSecretContextBytes, strings.LastIndexByte(text[:start], '\n')+1, 0)
-		if reAWSSecretContext().MatchString(text[ctxStart:start]) {
-			found = append(found, secretSpan{start: start, end: i, typ: SecretAWSSecretAccessKey, value: text[start:i]})
-		}
+		next = max(next, i)
 	}
 	return found
 }

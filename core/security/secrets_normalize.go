@@ -2,6 +2,7 @@ package security
 
 import (
 	"sort"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -31,27 +32,28 @@ type normEdit struct{ ns, nl, os, ol int }
 // what the scanner looks for, which is ASCII once folded; it keeps the map
 // to the original exact and the pass linear.
 func normalizeForScan(text string) normalized {
-	out := make([]byte, 0, len(text))
+	var out strings.Builder
+	out.Grow(len(text))
 	var edits []normEdit
 	for i := 0; i < len(text); {
 		j := i
 		for j < len(text) && text[j] < utf8.RuneSelf {
 			j++
 		}
-		out = append(out, text[i:j]...)
+		out.WriteString(text[i:j])
 		if i = j; i == len(text) {
 			break
 		}
 		r, size := utf8.DecodeRuneInString(text[i:])
-		e := normEdit{ns: len(out), os: i, ol: size}
+		e := normEdit{ns: out.Len(), os: i, ol: size}
 		if !invisible(r) {
-			out = norm.NFKC.AppendString(out, text[i:i+size])
+			out.WriteString(norm.NFKC.String(text[i : i+size]))
 		}
-		e.nl = len(out) - e.ns
+		e.nl = out.Len() - e.ns
 		edits = append(edits, e)
 		i += size
 	}
-	return normalized{text: string(out), edits: edits}
+	return normalized{text: out.String(), edits: edits}
 }
 
 // origSpan maps normalized byte n to the original span of the character
