@@ -143,7 +143,7 @@ func (r *TaskRegistry) Start(ctx context.Context, nt ports.NewTask) (ports.Task,
 		return ports.Task{}, ErrRegistryClosed
 	}
 	now := r.now()
-	task := ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Subject, Kind: nt.Kind, Status: ports.TaskWorking,
+	task := ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Key(), Kind: nt.Kind, Status: ports.TaskWorking,
 		CreatedAt: now, UpdatedAt: now, Principal: nt.Principal, Input: slices.Clone(nt.Input)}
 	err := r.ns.Batch(ctx, func(root *bbolt.Bucket) error {
 		ob, tasks, err := r.ownerTasks(root, task.Owner, now)
@@ -245,7 +245,7 @@ func (r *TaskRegistry) Schedule(ctx context.Context, nt ports.NewTimer) (ports.T
 		return ports.Task{}, ErrRegistryClosed
 	}
 	now := r.now()
-	task := ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Subject, Kind: ports.TaskKindTimer, Status: ports.TaskWorking,
+	task := ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Key(), Kind: ports.TaskKindTimer, Status: ports.TaskWorking,
 		CreatedAt: now, UpdatedAt: now, Principal: nt.Principal, Input: slices.Clone(nt.Payload),
 		DueAt: nt.DueAt.UTC().Round(0), Repeat: nt.Repeat}
 	err := r.ns.Batch(ctx, func(root *bbolt.Bucket) error {

@@ -114,7 +114,7 @@ func (m model) ask(ctx context.Context, call catalog.Call, tool, system, prompt 
 		return out, nil, nil
 	}
 	sum := sha256.Sum256([]byte(system + "\x00" + prompt))
-	parts := []string{"assist-sample", call.Principal.Subject, tool, hex.EncodeToString(sum[:])}
+	parts := []string{"assist-sample", call.Principal.Key(), tool, hex.EncodeToString(sum[:])}
 	if ans, ok := call.Inputs[SampleInputID]; ok {
 		if !m.seal.Open(time.Now(), call.InputState, parts...) {
 			return "", nil, catalog.Invalid("The model answer does not match this request or has expired.")
