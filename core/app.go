@@ -22,6 +22,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/internal/chainonly"
+	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -47,6 +48,10 @@ type Deps struct {
 	Tracer     ports.Tracer
 	Metrics    ports.Metrics
 	Clock      ports.Clock
+	// Scanner is the process's secret scanner, shared with the families
+	// that redact on their own so placeholder tags agree. Nil builds one
+	// keyed at random that knows the settings' secret values: never none.
+	Scanner *security.Scanner
 	// Families are the tool families, each bound to its ports (see
 	// Family). Only those the profile selects and whose gate is open are
 	// built; building one with a port missing is an error.
@@ -67,6 +72,7 @@ type App struct {
 	tracer     ports.Tracer
 	metrics    ports.Metrics
 	clock      ports.Clock
+	scanner    *security.Scanner
 
 	tools     map[string]toolEntry
 	toolOrder []string
@@ -106,8 +112,12 @@ func New(d Deps) (*App, error) {
 		tracer:     d.Tracer,
 		metrics:    d.Metrics,
 		clock:      d.Clock,
+		scanner:    d.Scanner,
 		tools:      map[string]toolEntry{},
 		prompts:    map[string]catalog.PromptSpec{},
+	}
+	if a.scanner == nil {
+		a.scanner = security.NewRandomScanner().WithKnown(d.Settings.SecretValues()...)
 	}
 	profile := catalog.Profiles[d.Settings.Profile]
 	for _, m := range d.Families {
@@ -323,6 +333,9 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 			InputState: o.inputState,
 			Progress:   o.progress,
 		}, parsed)
+		if err == nil {
+			r = a.redactResult(r)
+		}
 		result = r
 		return err
 	})

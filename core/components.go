@@ -103,7 +103,7 @@ func (a *App) ReadResource(ctx context.Context, p ports.Principal, uri string, o
 		if err != nil {
 			return err
 		}
-		out = c
+		out = a.redactResources(c)
 		return nil
 	})
 	return out, err
@@ -185,7 +185,7 @@ func (a *App) GetPrompt(ctx context.Context, p ports.Principal, name string, arg
 		if err != nil {
 			return err
 		}
-		out = r
+		out = a.redactPrompt(r)
 		return nil
 	})
 	return out, err

@@ -19,6 +19,11 @@ const OperatorSubject = "local-operator"
 type Principal struct {
 	// Subject is the caller's stable identifier (the token's sub claim).
 	Subject string
+	// Issuer is the token's iss claim for a principal built from a bearer
+	// token, and empty for the local operator and for a caller an embedding
+	// Go program vouches for. It puts token callers in a namespace of their
+	// own (see Key).
+	Issuer string
 	// Scopes are the capabilities the caller holds.
 	Scopes []string
 	// Authenticated is true for a verified token, the local operator, or an
@@ -43,6 +48,22 @@ func NewPrincipal(subject string, scopes ...string) Principal {
 	s := slices.Clone(scopes)
 	slices.Sort(s)
 	return Principal{Subject: subject, Scopes: slices.Compact(s), Authenticated: true}
+}
+
+// TokenKeyPrefix starts the Key of every principal built from a token.
+const TokenKeyPrefix = "iss="
+
+// Key is the identity every store keys what a principal owns by: issuer and
+// subject together. A token principal's key is "iss=<issuer> sub=<subject>";
+// the local operator's and an embedded caller's (no issuer) is the subject
+// alone, as it always was, so their stored data keeps its owner. No token
+// can name that namespace: a token's key always starts with TokenKeyPrefix,
+// so a token whose sub is "local-operator" owns nothing of the operator's.
+func (p Principal) Key() string {
+	if p.Issuer == "" {
+		return p.Subject
+	}
+	return TokenKeyPrefix + p.Issuer + " sub=" + p.Subject
 }
 
 // HasScope reports whether the principal holds scope.

@@ -365,7 +365,12 @@ func (v *Verifier) principal(payload []byte) (ports.Principal, error) {
 	if err != nil {
 		return ports.Principal{}, err
 	}
-	return ports.NewPrincipal(sub, scopes...), nil
+	p := ports.NewPrincipal(sub, scopes...)
+	// The issuer puts the caller's stored data in a namespace of its own
+	// (ports.Principal.Key): a token whose sub names the local operator
+	// reaches nothing of the operator's.
+	p.Issuer = v.issuer
+	return p, nil
 }
 
 // mapValidation turns a jwx validation error into a sentinel.

@@ -35,6 +35,7 @@ type taskRow struct {
 
 type principalRow struct {
 	Subject       string   `json:"sub"`
+	Issuer        string   `json:"iss,omitempty"`
 	Scopes        []string `json:"scopes,omitempty"`
 	Authenticated bool     `json:"authenticated"`
 	AllScopes     bool     `json:"all_scopes,omitempty"`
@@ -43,14 +44,14 @@ type principalRow struct {
 func toTaskRow(t ports.Task) taskRow {
 	p := t.Principal
 	return taskRow{ID: t.ID, Owner: t.Owner, Kind: t.Kind, Status: string(t.Status), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
-		Principal: principalRow{Subject: p.Subject, Scopes: p.Scopes, Authenticated: p.Authenticated, AllScopes: p.AllScopes},
+		Principal: principalRow{Subject: p.Subject, Issuer: p.Issuer, Scopes: p.Scopes, Authenticated: p.Authenticated, AllScopes: p.AllScopes},
 		Input:     t.Input, Result: t.Result, Error: t.Error, DueAt: t.DueAt, Repeat: t.Repeat, Next: t.Next}
 }
 
 func (r taskRow) task() ports.Task {
 	p := r.Principal
 	return ports.Task{ID: r.ID, Owner: r.Owner, Kind: r.Kind, Status: ports.TaskStatus(r.Status), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
-		Principal: ports.Principal{Subject: p.Subject, Scopes: slices.Clone(p.Scopes), Authenticated: p.Authenticated, AllScopes: p.AllScopes},
+		Principal: ports.Principal{Subject: p.Subject, Issuer: p.Issuer, Scopes: slices.Clone(p.Scopes), Authenticated: p.Authenticated, AllScopes: p.AllScopes},
 		Input:     slices.Clone(r.Input), Result: slices.Clone(r.Result), Error: r.Error, DueAt: r.DueAt, Repeat: r.Repeat, Next: r.Next}
 }
 

@@ -36,13 +36,13 @@ var errResultNotJSON = errors.New("the task failed: its result could not be reco
 
 // NewWorkingTask is the record Start writes for nt at now.
 func NewWorkingTask(nt ports.NewTask, now time.Time) ports.Task {
-	return ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Subject, Kind: nt.Kind, Status: ports.TaskWorking,
+	return ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Key(), Kind: nt.Kind, Status: ports.TaskWorking,
 		CreatedAt: now, UpdatedAt: now, Principal: nt.Principal, Input: slices.Clone(nt.Input)}
 }
 
 // NewPendingTimer is the record Schedule writes for nt at now.
 func NewPendingTimer(nt ports.NewTimer, now time.Time) ports.Task {
-	return ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Subject, Kind: ports.TaskKindTimer, Status: ports.TaskWorking,
+	return ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Key(), Kind: ports.TaskKindTimer, Status: ports.TaskWorking,
 		CreatedAt: now, UpdatedAt: now, Principal: nt.Principal, Input: slices.Clone(nt.Payload),
 		DueAt: nt.DueAt.UTC().Round(0), Repeat: nt.Repeat}
 }

@@ -262,7 +262,7 @@ func (r *TaskRegistry) Start(ctx context.Context, nt ports.NewTask) (ports.Task,
 		return ports.Task{}, ErrTasksClosed
 	}
 	now := r.now()
-	task := ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Subject, Kind: nt.Kind, Status: ports.TaskWorking,
+	task := ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Key(), Kind: nt.Kind, Status: ports.TaskWorking,
 		CreatedAt: now, UpdatedAt: now, Principal: nt.Principal, Input: slices.Clone(nt.Input)}
 	err := r.pool.inTx(ctx, pgx.ReadWrite, true, func(tx pgx.Tx) error {
 		if err := lockOwner(ctx, tx, task.Owner); err != nil {
@@ -290,7 +290,7 @@ func (r *TaskRegistry) Schedule(ctx context.Context, nt ports.NewTimer) (ports.T
 		return ports.Task{}, ErrTasksClosed
 	}
 	now := r.now()
-	task := ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Subject, Kind: ports.TaskKindTimer, Status: ports.TaskWorking,
+	task := ports.Task{ID: ports.NewTaskID(), Owner: nt.Principal.Key(), Kind: ports.TaskKindTimer, Status: ports.TaskWorking,
 		CreatedAt: now, UpdatedAt: now, Principal: nt.Principal, Input: slices.Clone(nt.Payload),
 		DueAt: nt.DueAt.UTC().Truncate(time.Microsecond), Repeat: nt.Repeat.Truncate(time.Microsecond)}
 	err := r.pool.inTx(ctx, pgx.ReadWrite, true, func(tx pgx.Tx) error {

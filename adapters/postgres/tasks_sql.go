@@ -63,6 +63,7 @@ var errTaskDamaged = errors.New("a task in the state database is damaged")
 // the stored shape changes only on purpose.
 type taskPrincipal struct {
 	Subject       string   `json:"sub"`
+	Issuer        string   `json:"iss,omitempty"`
 	Scopes        []string `json:"scopes,omitempty"`
 	Authenticated bool     `json:"authenticated"`
 	AllScopes     bool     `json:"all_scopes,omitempty"`
@@ -78,7 +79,7 @@ type storedTask struct {
 // insertArgs are taskInsert's arguments for t.
 func insertArgs(t ports.Task, jobID int64) ([]any, error) {
 	p := t.Principal
-	principal, err := json.Marshal(taskPrincipal{Subject: p.Subject, Scopes: p.Scopes, Authenticated: p.Authenticated, AllScopes: p.AllScopes})
+	principal, err := json.Marshal(taskPrincipal{Subject: p.Subject, Issuer: p.Issuer, Scopes: p.Scopes, Authenticated: p.Authenticated, AllScopes: p.AllScopes})
 	if err != nil {
 		return nil, err
 	}
@@ -111,7 +112,7 @@ func scanTask(row pgx.Row) (storedTask, error) {
 		return st, errTaskDamaged
 	}
 	t.Status = ports.TaskStatus(status)
-	t.Principal = ports.Principal{Subject: p.Subject, Scopes: slices.Clone(p.Scopes), Authenticated: p.Authenticated, AllScopes: p.AllScopes}
+	t.Principal = ports.Principal{Subject: p.Subject, Issuer: p.Issuer, Scopes: slices.Clone(p.Scopes), Authenticated: p.Authenticated, AllScopes: p.AllScopes}
 	t.CreatedAt, t.UpdatedAt = t.CreatedAt.UTC(), t.UpdatedAt.UTC()
 	if due != nil {
 		t.DueAt = due.UTC()

@@ -19,7 +19,7 @@ import (
 // It deliberately does not inherit ARROWHEAD_EGRESS_ALLOWED_HOSTS, which
 // confines the fetch tools: the notify allowlist is the operator's
 // decision for this channel.
-func openNotify(s *settings.Settings, resolver ports.Resolver, clock ports.Clock, authorizer ports.Authorizer) (notify.Ports, error) {
+func openNotify(s *settings.Settings, resolver ports.Resolver, clock ports.Clock, authorizer ports.Authorizer, scanner *security.Scanner) (notify.Ports, error) {
 	if len(s.NotifyAllowlist) == 0 {
 		return notify.Ports{}, nil
 	}
@@ -36,7 +36,7 @@ func openNotify(s *settings.Settings, resolver ports.Resolver, clock ports.Clock
 		return notify.Ports{}, fmt.Errorf("ARROWHEAD_NOTIFY_ALLOWLIST: %w", err)
 	}
 	p := notify.Ports{Egress: egress, Allowlist: &allow, Authorizer: authorizer,
-		Scanner: security.NewRandomScanner(), Clock: clock}
+		Scanner: scanner, Clock: clock}
 	if s.NotifySigningSecret != "" {
 		if p.Signer, err = security.NewWebhookSigner(s.NotifySigningSecret); err != nil {
 			return notify.Ports{}, errors.New("ARROWHEAD_NOTIFY_SIGNING_SECRET: " + err.Error())

@@ -215,21 +215,35 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 			return nil, err
 		}
 	}
+	// One secret scanner per process: its placeholder tags are keyed, so
+	// every tool, doc_scan and a background scan tag the same secret
+	// alike, and it knows the server's own secret settings whatever their
+	// shape.
+	scanner := security.NewRandomScanner().WithKnown(s.SecretValues()...)
 	conn, err := rt.openData(ctx, s, egress)
 	if err != nil {
 		return nil, err
+	}
+	if s.EmbeddingProvider == "http" {
+		// A remote embedding model is a model request: redacted always.
+		conn.embedder = security.RedactEmbedder(conn.embedder, scanner)
 	}
 	execP, err := rt.openExec(ctx, s, repoStore)
 	if err != nil {
 		return nil, err
 	}
-	notifyPorts, err := openNotify(s, resolver, clock, authorizer)
+	notifyPorts, err := openNotify(s, resolver, clock, authorizer, scanner)
 	if err != nil {
 		return nil, err
 	}
 	completer, err := openCompleter(s, egress)
 	if err != nil {
 		return nil, err
+	}
+	if completer != nil {
+		// Every request to the model backend passes the scanner, whatever
+		// ARROWHEAD_REDACT_READS says.
+		completer = security.RedactCompleter(completer, scanner)
 	}
 	ctxPorts, err := rt.openContext(ctx, s)
 	if err != nil {
@@ -239,9 +253,6 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
-	// One secret scanner per process: its placeholder tags are keyed, so
-	// doc_scan and a background scan tag the same secret alike.
-	scanner := security.NewRandomScanner()
 	tasks, err := rt.openTasks(ctx, s, docs.NewScanner(s, corpus, authorizer, scanner), clock)
 	if err != nil {
 		return nil, err
@@ -254,6 +265,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		Tracer:     tel.Tracer(),
 		Metrics:    tel.Metrics(),
 		Clock:      clock,
+		Scanner:    scanner,
 		Families: families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn,
 			exec: execP, notify: notifyPorts, repo: repoStore, tagger: tagger, completer: completer, context: ctxPorts,
 			memory: memory, memoryEmbedder: memoryEmbedder, tasks: tasks, scanner: scanner, clock: clock}),
@@ -304,7 +316,7 @@ func families(s *settings.Settings, p familyPorts) []core.Member {
 		exectools.Family.With(exectools.Ports{Runner: p.exec.runner, Authorizer: p.authorizer, Scanner: scanner, Repo: p.exec.repo, Toolchain: p.exec.toolchain}),
 		notify.Family.With(p.notify),
 		repo.Family.With(repo.Ports{Repo: p.repo, Authorizer: p.authorizer, Tagger: p.tagger, Scanner: scanner}),
-		assist.Family.With(assist.Ports{Completer: p.completer, Repo: p.repo, Authorizer: p.authorizer}),
+		assist.Family.With(assist.Ports{Completer: p.completer, Repo: p.repo, Authorizer: p.authorizer, Scanner: scanner}),
 		contexttools.Family.With(contexttools.Ports{Sets: p.context.sets, Corpus: p.corpus, Repo: p.repo, Authorizer: p.authorizer,
 			Scanner: scanner, Tokenizer: p.context.tokenizer, Embedder: p.embedder, Vectors: p.vectors}),
 		memorytools.Family.With(memorytools.Ports{Memory: p.memory, Embedder: p.memoryEmbedder, Authorizer: p.authorizer, Clock: p.clock}),

@@ -13,10 +13,37 @@ import (
 // doc_index chunks, so pack_context finds a retrieved chunk again in the
 // document's current text by running the same function.
 func SanitizeDocument(p string, raw []byte, lim JSONLimits) (string, error) {
+	return SanitizeAs(DocumentFormat(p), raw, lim)
+}
+
+// Document formats: the content_type a frame of the document states.
+const (
+	FormatJSON     = "json"
+	FormatMarkdown = "markdown"
+	FormatText     = "text"
+)
+
+// DocumentFormat is the format a corpus document's path names: json for
+// .json, markdown for .md and .markdown, text otherwise. Every tool that
+// shows a document (doc_read, doc_search, pack_context) sanitizes it as
+// this format and says so in its frame.
+func DocumentFormat(p string) string {
 	switch strings.ToLower(path.Ext(p)) {
 	case ".json":
-		return SanitizeJSON(raw, lim)
+		return FormatJSON
 	case ".md", ".markdown":
+		return FormatMarkdown
+	}
+	return FormatText
+}
+
+// SanitizeAs sanitizes raw as format (FormatJSON under lim, FormatMarkdown,
+// anything else as text).
+func SanitizeAs(format string, raw []byte, lim JSONLimits) (string, error) {
+	switch format {
+	case FormatJSON:
+		return SanitizeJSON(raw, lim)
+	case FormatMarkdown:
 		return SanitizeMarkdown(raw)
 	}
 	return SanitizeText(raw)

@@ -39,8 +39,11 @@ type Request struct {
 	Matcher *Matcher
 	// Limits are the caller's caps; MaxFileBytes and Workers apply here.
 	Limits Limits
-	// Redact, when set, rewrites each sanitized snippet before it leaves
-	// (the secret scanner's redaction).
+	// Redact, when set, rewrites a file that has matches before its
+	// snippets are taken (the secret scanner's line-keeping redaction):
+	// the file is matched again as redacted, so a snippet never shows a
+	// secret, not even a line of one that only the lines around it make
+	// recognisable, and a search for a secret finds its placeholder only.
 	Redact func(string) string
 }
 
@@ -244,6 +247,21 @@ func matchFiles(ctx context.Context, req Request, lim Limits, results chan<- []f
 			if err != nil && err != errStop {
 				return // only the context ends a scan; the walk stops next
 			}
+			if len(r.hits) > 0 && req.Redact != nil {
+				// Only a file with matches pays for the scan.
+				if red := req.Redact(string(data)); red != string(data) {
+					r.res = Result{}
+					r.hits = r.hits[:0]
+					if req.Matcher.Regex() {
+						err = r.scanLines(ctx, p, []byte(red))
+					} else {
+						err = r.scanLiteral(ctx, p, []byte(red))
+					}
+					if err != nil && err != errStop {
+						return
+					}
+				}
+			}
 			fh.more = r.res.ResultsTruncated
 			if len(r.hits) > 0 {
 				path := SanitizeSnippet(p)
@@ -251,9 +269,6 @@ func matchFiles(ctx context.Context, req Request, lim Limits, results chan<- []f
 				for j, h := range r.hits {
 					h.Path = path
 					h.Snippet = SanitizeSnippet(h.Snippet)
-					if req.Redact != nil {
-						h.Snippet = req.Redact(h.Snippet)
-					}
 					fh.hits[j] = h
 				}
 			}

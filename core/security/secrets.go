@@ -106,11 +106,11 @@ const (
 func SecretTypes() []SecretType { return slices.Clone(secretOrder[:]) }
 
 var secretOrder = [...]SecretType{
-	SecretPrivateKey, SecretJWT, SecretSlackWebhook, SecretGitHubToken,
-	SecretGitLabToken, SecretNPMToken, SecretSlackToken, SecretStripeKey,
-	SecretGoogleAPIKey, SecretAzureStorageKey, SecretAWSAccessKeyID,
-	SecretAWSSecretAccessKey, SecretCredential, SecretCreditCard,
-	SecretUSSSN, SecretEmail,
+	SecretServerSecret, SecretPrivateKey, SecretJWT, SecretSlackWebhook, SecretWebhookURL,
+	SecretAnthropicKey, SecretOpenAIKey, SecretGitHubToken, SecretGitLabToken, SecretNPMToken,
+	SecretSlackToken, SecretStripeKey, SecretGoogleAPIKey, SecretAPIToken, SecretAzureStorageKey,
+	SecretAWSAccessKeyID, SecretAWSSecretAccessKey, SecretAuthHeader, SecretURLPassword,
+	SecretCredential, SecretCreditCard, SecretUSSSN, SecretEmail,
 }
 
 // specificity ranks types for overlap resolution; lower wins.
@@ -159,6 +159,10 @@ type Finding struct {
 // for concurrent use.
 type Scanner struct {
 	key []byte
+	// known are the server's own secret values (see WithKnown), longest
+	// first so that a DSN is redacted whole before its password is looked
+	// for inside it.
+	known []string
 }
 
 // NewScanner returns a scanner whose placeholder tags are keyed by key (the
@@ -197,7 +201,7 @@ func (s *Scanner) ScanText(path, text string, maxFindings int) []Finding {
 	if maxFindings <= 0 {
 		maxFindings = DefaultMaxFindings
 	}
-	spans := findSecrets(text)
+	spans := s.find(text)
 	if len(spans) > maxFindings {
 		spans = spans[:maxFindings]
 	}
@@ -208,7 +212,22 @@ func (s *Scanner) ScanText(path, text string, maxFindings int) []Finding {
 // the findings (with an empty Path), without a limit: a redaction that
 // stopped early would leak the rest.
 func (s *Scanner) Redact(text string) (string, []Finding) {
-	spans := findSecrets(text)
+	return s.redact(text, false)
+}
+
+// RedactLines is Redact keeping the text's line structure: a secret that
+// spans lines (a private key) becomes its placeholder followed by as many
+// newlines as it held, so line numbers after it still count the original
+// lines. A search or a line-range read redacts the whole text this way
+// before cutting it into lines, so no line shows a piece of a secret that
+// only its neighbours make recognisable.
+func (s *Scanner) RedactLines(text string) string {
+	out, _ := s.redact(text, true)
+	return out
+}
+
+func (s *Scanner) redact(text string, keepLines bool) (string, []Finding) {
+	spans := s.find(text)
 	if len(spans) == 0 {
 		return text, nil
 	}
@@ -219,6 +238,11 @@ func (s *Scanner) Redact(text string) (string, []Finding) {
 	for i, sp := range spans {
 		b.WriteString(text[last:sp.start])
 		b.WriteString(findings[i].Placeholder)
+		if keepLines {
+			for range strings.Count(text[sp.start:sp.end], "\n") {
+				b.WriteByte('\n')
+			}
+		}
 		last = sp.end
 	}
 	b.WriteString(text[last:])
@@ -267,14 +291,19 @@ type secretSpan struct {
 	value      string
 }
 
-// findSecrets runs every detector and merges overlapping matches: each
-// cluster of overlapping matches becomes one span covering all of them (so
-// no part of any match is left unredacted), typed and tagged by the most
-// specific match, the longest among equals.
-func findSecrets(text string) []secretSpan {
+// find runs every detector, on the normalized text when text is not
+// plain ASCII (see normalizeForScan), maps the matches back to text and
+// merges overlapping ones: each cluster of overlapping matches becomes one
+// span covering all of them (so no part of any match is left unredacted),
+// typed and tagged by the most specific match, the longest among equals.
+func (s *Scanner) find(text string) []secretSpan {
 	var all []secretSpan
-	for _, d := range detectors() {
-		all = d(text, all)
+	if isASCII(text) {
+		all = s.detect(text)
+	} else {
+		n := normalizeForScan(text)
+		all = s.detect(n.text)
+		n.toOriginal(all)
 	}
 	if len(all) == 0 {
 		return nil
@@ -304,6 +333,15 @@ func findSecrets(text string) []secretSpan {
 	return append(merged, secretSpan{start: cur.start, end: cur.end, typ: win.typ, value: win.value})
 }
 
+// detect runs every detector and the known-value search over text.
+func (s *Scanner) detect(text string) []secretSpan {
+	var all []secretSpan
+	for _, d := range detectors() {
+		all = d(text, all)
+	}
+	return s.findKnown(text, all)
+}
+
 func better(a, b secretSpan) bool {
 	if sa, sb := specificity(a.typ), specificity(b.typ); sa != sb {
 		return sa < sb
@@ -327,21 +365,11 @@ type detector func(text string, found []secretSpan) []secretSpan
 // hundred microseconds to compile.
 var detectors = sync.OnceValue(func() []detector {
 	return []detector{
-		regexDetector(SecretAWSAccessKeyID, regexp.MustCompile(`A(?:KIA|SIA|BIA|CCA)[A-Z0-9]{16}`), alnumBounded),
-		regexDetector(SecretGitHubToken, regexp.MustCompile(`gh[pousr]_[A-Za-z0-9]{36,}`), alnumBounded),
-		regexDetector(SecretGitHubToken, regexp.MustCompile(`github_pat_[A-Za-z0-9_]{82,}`), alnumBounded),
-		regexDetector(SecretSlackToken, regexp.MustCompile(`xox[abeoprs]-[A-Za-z0-9-]{10,}`), alnumBounded),
-		regexDetector(SecretSlackToken, regexp.MustCompile(`xapp-[A-Za-z0-9-]{10,}`), alnumBounded),
-		regexDetector(SecretSlackWebhook, regexp.MustCompile(`https://hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+-]{8,}`), nil),
-		regexDetector(SecretStripeKey, regexp.MustCompile(`sk_(?:live|test)_[A-Za-z0-9]{10,}`), alnumBounded),
-		regexDetector(SecretStripeKey, regexp.MustCompile(`rk_(?:live|test)_[A-Za-z0-9]{10,}`), alnumBounded),
-		regexDetector(SecretGoogleAPIKey, regexp.MustCompile(`AIza[A-Za-z0-9_-]{35}`), googleKeyBounded),
-		regexDetector(SecretGitLabToken, regexp.MustCompile(`gl(?:pat|dt|rt|ptt|ft|oas|cbt)-[A-Za-z0-9_-]{20,}`), alnumBounded),
-		regexDetector(SecretNPMToken, regexp.MustCompile(`npm_[A-Za-z0-9]{36}`), alnumBounded),
+		findTokens,
 		submatchDetector(SecretAzureStorageKey, regexp.MustCompile(`AccountKey[ \t]*=[ \t]*([A-Za-z0-9+/]{43,}={0,2})`), 1),
-		regexDetector(SecretJWT, regexp.MustCompile(`eyJ[A-Za-z0-9_-]{2,}\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*(?:\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+)?`), jwtValid),
 		findPrivateKeys,
 		findAWSSecretKeys,
+		findURLPasswords,
 		findCredentialAssignments,
 		findEmails,
 		findSSNs,
@@ -349,18 +377,10 @@ var detectors = sync.OnceValue(func() []detector {
 	}
 })
 
-// regexDetector reports the matches of re that valid accepts (all of them
-// if valid is nil). Every pattern starts with a literal, which Go's RE2
-// engine searches for directly, and RE2 runs in linear time.
-func regexDetector(t SecretType, re *regexp.Regexp, valid func(text string, start, end int) bool) detector {
-	return func(text string, found []secretSpan) []secretSpan {
-		for _, loc := range re.FindAllStringIndex(text, -1) {
-			if valid == nil || valid(text, loc[0], loc[1]) {
-				found = append(found, secretSpan{start: loc[0], end: loc[1], typ: t, value: text[loc[0]:loc[1]]})
-			}
-		}
-		return found
-	}
+// RuleCount is the number of detection rules the scanner runs: each token
+// rule, each other detector, and the search for the server's own values.
+func RuleCount() int {
+	return len(tokenRuleSpecs) + len(infixRuleSpecs) + len(detectors()) - 1 + 1
 }
 
 // submatchDetector reports group g of each match of re as the value: the
@@ -520,23 +540,54 @@ func isAWSSecretByte(c byte) bool { return isAlnumByte(c) || c == '/' || c == '+
 
 // findAWSSecretKeys finds runs of exactly 40 base64 characters and keeps
 // those preceded on their line by an AWS secret key name and assignment.
+// Such a name holds "secret" (in lower or upper case) within
+// awsSecretContextBytes before the run, so only the stretch after each
+// occurrence is walked: most text has none.
 func findAWSSecretKeys(text string, found []secretSpan) []secretSpan {
-	for i := 0; i < len(text); {
-		if !isAWSSecretByte(text[i]) {
-			i++
-			continue
+	var anchors []int
+	for _, word := range []string{"ecret", "ECRET"} {
+		for from := 0; ; {
+			k := strings.Index(text[from:], word)
+			if k < 0 {
+				break
+			}
+			anchors = append(anchors, from+k)
+			from += k + len(word)
 		}
-		start := i
-		for i < len(text) && isAWSSecretByte(text[i]) {
-			i++
+	}
+	if len(anchors) == 0 {
+		return found
+	}
+	slices.Sort(anchors)
+	next := 0 // no run starts before next (runs already walked)
+	for _, a := range anchors {
+		i := max(a, next)
+		limit := min(len(text), a+awsSecretContextBytes+1)
+		for i < limit {
+			if !isAWSSecretByte(text[i]) {
+				i++
+				continue
+			}
+			start := i
+			if start > 0 && isAWSSecretByte(text[start-1]) {
+				// Inside a run that began before this stretch: skip it.
+				for i < len(text) && isAWSSecretByte(text[i]) {
+					i++
+				}
+				continue
+			}
+			for i < len(text) && isAWSSecretByte(text[i]) {
+				i++
+			}
+			if i-start != awsSecretLen {
+				continue
+			}
+			ctxStart := max(start-awsSecretContextBytes, strings.LastIndexByte(text[:start], '\n')+1, 0)
+			if reAWSSecretContext().MatchString(text[ctxStart:start]) {
+				found = append(found, secretSpan{start: start, end: i, typ: SecretAWSSecretAccessKey, value: text[start:i]})
+			}
 		}
-		if i-start != awsSecretLen {
-			continue
-		}
-		ctxStart := max(start-awsSecretContextBytes, strings.LastIndexByte(text[:start], '\n')+1, 0)
-		if reAWSSecretContext().MatchString(text[ctxStart:start]) {
-			found = append(found, secretSpan{start: start, end: i, typ: SecretAWSSecretAccessKey, value: text[start:i]})
-		}
+		next = max(next, i)
 	}
 	return found
 }

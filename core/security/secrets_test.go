@@ -6,6 +6,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -28,6 +30,9 @@ func secretCases() []secretCase {
 	jwt := "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIiwiaWF0IjoxNTE2MjM5MDIyfQ.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c"
 	npm := "npm_a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 	azure := "q7Wc9XbT3mNv5Lk2Jh8Gf4Ds6Ap1Oi0Uy9Tr7Ee5Ww3Qq2Zx4Cv6Bn8Mm1Ll3Kk5Jj7Hh9Gg0Ff2Dd4Ss6Aa8Pp0Oo2Ii4Uu6Yy8Tt=="
+	anthropic := "sk-ant-api03-" + strings.Repeat("Ab3_-xY9", 11) + "QwErTAA"
+	openai := "sk-proj-" + strings.Repeat("aZ09_-Qw", 9) + "T3BlbkFJ" + strings.Repeat("Kp7-Lm2_", 9)
+	hf := "hf_" + strings.Repeat("AbCdEfGhIj", 3) + "KlMn"
 	key := "-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\nVTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n-----END RSA PRIVATE KEY-----"
 	return []secretCase{
 		{SecretAWSAccessKeyID, "id = AKIAIOSFODNN7EXAMPLE\n", "AKIAIOSFODNN7EXAMPLE", []string{"AKIAIOSFODNN7EXAMPLE", "IOSFODNN7"}},
@@ -56,8 +61,22 @@ func secretCases() []secretCase {
 		{SecretCreditCard, "card 4111 1111 1111 1111 exp 12/30", "4111111111111111", []string{"4111 1111 1111 1111", "4111111111111111", "1111 1111"}},
 		{SecretCreditCard, "amex 378282246310005.", "378282246310005", []string{"378282246310005"}},
 		{SecretCreditCard, "mc 5500-0000-0000-0004", "5500000000000004", []string{"5500-0000-0000-0004", "0000-0004"}},
+		{SecretServerSecret, "llm key is " + testKnownSecret + ", keep it", testKnownSecret, []string{testKnownSecret, "known-server"}},
+		{SecretWebhookURL, "hook: https://contoso.webhook.office.com/webhookb2/a1b2c3d4-e5f6-7890-abcd-ef1234567890@f1e2d3c4-b5a6-9788-dcba-0987654321fe/IncomingWebhook/0123456789abcdef0123456789abcdef/a1b2c3d4", "https://contoso.webhook.office.com/webhookb2/a1b2c3d4-e5f6-7890-abcd-ef1234567890@f1e2d3c4-b5a6-9788-dcba-0987654321fe/IncomingWebhook/0123456789abcdef0123456789abcdef/a1b2c3d4", []string{"0123456789abcdef0123456789abcdef"}},
+		{SecretAnthropicKey, "ANTHROPIC=" + anthropic, anthropic, []string{anthropic[14:60]}},
+		{SecretOpenAIKey, "openai " + openai + "\n", openai, []string{openai[8:40]}},
+		{SecretAPIToken, "hf " + hf + " end", hf, []string{hf[3:]}},
+		{SecretAuthHeader, "Authorization: Bearer 0a1b2c3d4e5f60718293a4b5c6d7e8f9", "0a1b2c3d4e5f60718293a4b5c6d7e8f9", []string{"0a1b2c3d4e5f60718293a4b5c6d7e8f9"}},
+		{SecretURLPassword, "DSN postgres://app:Zx9vQ2mK7pL4wR@db.internal:5432/prod", "Zx9vQ2mK7pL4wR", []string{"Zx9vQ2mK7pL4wR"}},
 	}
 }
+
+// testKnownSecret is a configured server secret with no recognisable shape.
+const testKnownSecret = "Xq7#known-server-secret!value"
+
+// testScanner is the scanner the type tests use: the test key and one
+// known server secret.
+func testScanner() *Scanner { return NewScanner(testScannerKey).WithKnown(testKnownSecret) }
 
 func expectedPlaceholder(key []byte, t SecretType, value string) string {
 	mac := hmac.New(sha256.New, key)
@@ -66,7 +85,7 @@ func expectedPlaceholder(key []byte, t SecretType, value string) string {
 }
 
 func TestScannerFindsEveryType(t *testing.T) {
-	s := NewScanner(testScannerKey)
+	s := testScanner()
 	seen := map[SecretType]bool{}
 	for _, tc := range secretCases() {
 		t.Run(string(tc.typ), func(t *testing.T) {
@@ -98,7 +117,7 @@ func TestScannerFindsEveryType(t *testing.T) {
 // for: for every type, no spelling of the value appears in any finding
 // field, in the redacted text, or in any formatting of the findings.
 func TestScannerNeverLeaksRawValues(t *testing.T) {
-	s := NewScanner(testScannerKey)
+	s := testScanner()
 	for _, tc := range secretCases() {
 		t.Run(string(tc.typ), func(t *testing.T) {
 			scanned := s.ScanText("notes/file.txt", tc.text, 10)
@@ -317,7 +336,7 @@ func TestScannerFalsePositives(t *testing.T) {
 // a BEGIN line without its END line spans only its own block, whatever
 // follows it, and every secret after it is still found on its own.
 func TestTruncatedKeyHidesNothingAfterIt(t *testing.T) {
-	s := NewScanner(testScannerKey)
+	s := testScanner()
 	for _, begin := range []string{"-----BEGIN RSA PRIVATE KEY-----", "-----BEGIN OPENSSH PRIVATE KEY-----", "-----BEGIN PRIVATE KEY-----", "-----BEGIN ENCRYPTED PRIVATE KEY-----"} {
 		for _, body := range []string{"", "\nMIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun", "\nProc-Type: 4,ENCRYPTED\nDEK-Info: AES-128-CBC,3F17\n\nMIIEow=="} {
 			for _, gap := range []string{"\n", "\n\n", "\nnotes:\n"} {
@@ -443,5 +462,50 @@ func BenchmarkScanText1MBDense(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		s.ScanText("bench.md", text, 0)
+	}
+}
+
+// sourceText is 1 MB of real Go source: this package's own files,
+// repeated, the shape code_read and code_explain redact most. With
+// asciiOnly it takes only the files that are plain ASCII (most source);
+// otherwise the text holds a few non-ASCII characters, so the whole of it
+// takes the normalizing path.
+func sourceText(b *testing.B, asciiOnly bool) string {
+	b.Helper()
+	files, err := filepath.Glob("*.go")
+	if err != nil || len(files) == 0 {
+		b.Fatalf("no source files: %v", err)
+	}
+	var sb strings.Builder
+	for sb.Len() < 1<<20 {
+		for _, f := range files {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if asciiOnly && !isASCII(string(raw)) {
+				continue
+			}
+			sb.Write(raw)
+		}
+	}
+	return sb.String()[:1<<20]
+}
+
+// BenchmarkRedactSource1MB is the redaction-throughput budget: 1 MB of
+// source at 50 MB/s or more (Mixed: with some non-ASCII characters).
+func BenchmarkRedactSource1MB(b *testing.B) {
+	b.Run("ASCII", func(b *testing.B) { benchRedactSource(b, true) })
+	b.Run("Mixed", func(b *testing.B) { benchRedactSource(b, false) })
+}
+
+func benchRedactSource(b *testing.B, asciiOnly bool) {
+	s := NewScanner(testScannerKey)
+	text := sourceText(b, asciiOnly)
+	b.SetBytes(int64(len(text)))
+	b.ReportMetric(float64(RuleCount()), "rules")
+	b.ResetTimer()
+	for b.Loop() {
+		s.Redact(text)
 	}
 }

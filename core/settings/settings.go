@@ -61,6 +61,10 @@ type Settings struct {
 	ScanTimeoutSeconds  float64
 	ScanMaxFindings     int
 
+	// RedactReads is ARROWHEAD_REDACT_READS: whether tool results pass the
+	// secret scanner (model requests always do).
+	RedactReads bool
+
 	DocWriteMaxBytes         int
 	DocWriteQuotaBytes       int
 	RequireWriteConfirmation bool
@@ -223,6 +227,34 @@ var Extensions = []string{
 	"ARROWHEAD_REPO_ALLOWED_NAMES", "ARROWHEAD_REPO_SEARCH_MAX_TOTAL_BYTES", "ARROWHEAD_REPO_SEARCH_TIMEOUT_MS",
 	"ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB", "ARROWHEAD_SQL_WORK_MEM_MB", "ARROWHEAD_RATE_LIMIT_FALLBACK_SHARE",
 	"ARROWHEAD_EXEC_TEST_MEMORY_BYTES", "ARROWHEAD_EXEC_TEST_CPU_SECONDS",
+	"ARROWHEAD_REDACT_READS",
+}
+
+// SecretValues are the effective values of every variable marked secret
+// that is set (API keys, signing secrets, DSNs, header lists): what the
+// secret scanner looks for whatever their shape, so the server never hands
+// its own credentials to a caller or a model.
+func (s *Settings) SecretValues() []string {
+	var out []string
+	for _, v := range s.vars() {
+		if !v.Secret {
+			continue
+		}
+		val := v.render()
+		if val == "" {
+			continue
+		}
+		out = append(out, val)
+		if v.Name == "ARROWHEAD_OTEL_EXPORTER_OTLP_HEADERS" {
+			// key=value pairs: each value is a credential of its own.
+			for _, pair := range strings.Split(val, ",") {
+				if _, hv, ok := strings.Cut(pair, "="); ok {
+					out = append(out, strings.TrimSpace(hv))
+				}
+			}
+		}
+	}
+	return out
 }
 
 // DefaultToolLimitVar is the fallback ceiling for a tool without its own.

@@ -103,6 +103,11 @@ func (s *Settings) vars() []*Var {
 			integer("ARROWHEAD_SCAN_MAX_FINDINGS", "200", &s.ScanMaxFindings).
 				means("The most findings one scan reports."),
 		),
+		in(Section{Title: "Secret redaction", About: "The one secret scanner every read path and every model request passes: a secret is replaced by [REDACTED:TYPE:tag] (tag: a keyed hash, equal values share it). What the server sends to a model is always redacted; only what tools return to the caller may be left raw.", Extension: true},
+			// An extension: the seed redacted only pack_context.
+			boolean("ARROWHEAD_REDACT_READS", "true", &s.RedactReads).
+				means("Whether content a tool returns (files, documents, repository files, memories, fetched pages, model answers, search snippets) passes the secret scanner; false returns it raw to the caller, but requests to a model stay redacted."),
+		),
 		in(Section{Title: "doc_write", About: "Bounds on writing to the corpus, and whether an overwrite is confirmed first."},
 			integer("ARROWHEAD_DOC_WRITE_MAX_BYTES", "1000000", &s.DocWriteMaxBytes).
 				means("The largest document one write may store, in bytes."),

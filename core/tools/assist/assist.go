@@ -18,6 +18,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
+	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/repo"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -33,6 +34,10 @@ type Ports struct {
 	Repo ports.RepoStore `port:"optional"`
 	// Authorizer is the per-resource gate code_read uses.
 	Authorizer ports.Authorizer
+	// Scanner redacts a model answer before it is sanitized as Markdown
+	// (whose escaping would hide a URL's password from the redaction every
+	// result passes after); nil leaves that to the later pass alone.
+	Scanner *security.Scanner `port:"optional"`
 }
 
 const (
@@ -54,9 +59,9 @@ var Family = core.Family[Ports]{
 				rerank(s).NotConfigured(notConfigured),
 			}}
 		}
-		m := model{settings: s, completer: p.Completer}
+		m := model{settings: s, completer: p.Completer, scanner: p.Scanner}
 		if sampling {
-			m = model{settings: s, sampling: true, seal: catalog.NewInputSeal(sampleTTL)}
+			m = model{settings: s, sampling: true, seal: catalog.NewInputSeal(sampleTTL), scanner: p.Scanner}
 		}
 		explain := codeExplain(s).NotConfigured(repoNotConfigured)
 		if p.Repo != nil {
@@ -89,6 +94,7 @@ type model struct {
 	completer ports.Completer
 	sampling  bool
 	seal      catalog.InputSeal
+	scanner   *security.Scanner
 }
 
 // ask returns the model's answer to one bounded request, or, in sampling
@@ -108,7 +114,7 @@ func (m model) ask(ctx context.Context, call catalog.Call, tool, system, prompt 
 		return out, nil, nil
 	}
 	sum := sha256.Sum256([]byte(system + "\x00" + prompt))
-	parts := []string{"assist-sample", call.Principal.Subject, tool, hex.EncodeToString(sum[:])}
+	parts := []string{"assist-sample", call.Principal.Key(), tool, hex.EncodeToString(sum[:])}
 	if ans, ok := call.Inputs[SampleInputID]; ok {
 		if !m.seal.Open(time.Now(), call.InputState, parts...) {
 			return "", nil, catalog.Invalid("The model answer does not match this request or has expired.")
@@ -128,7 +134,11 @@ func (m model) ask(ctx context.Context, call catalog.Call, tool, system, prompt 
 // prose sanitizes a model answer as Markdown (no HTML, no images, http(s)
 // links only), caps it and frames it as untrusted data.
 func (m model) prose(identifier, answer string) (content.Framed, bool, error) {
-	text, err := content.SanitizeMarkdown([]byte(answer))
+	src := answer
+	if m.scanner != nil && m.settings.RedactReads {
+		src = m.scanner.RedactLines(answer)
+	}
+	text, err := content.SanitizeMarkdown([]byte(src))
 	if err != nil {
 		return content.Framed{}, false, catalog.Failed("The model answer could not be sanitized.")
 	}

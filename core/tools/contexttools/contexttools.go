@@ -86,7 +86,7 @@ func owner(p ports.Principal) (string, error) {
 	if !p.Authenticated || p.Subject == "" {
 		return "", catalog.Denied()
 	}
-	return p.Subject, nil
+	return p.Key(), nil
 }
 
 // setRefusal maps store errors to refusals that name nothing.

@@ -137,6 +137,7 @@ type pack struct {
 	left      int
 	files     map[ports.WorkingSetItem][]byte   // read once per call; nil: not readable
 	sanitized map[ports.WorkingSetItem]string   // a document's sanitized text, for vector hits
+	redacted  map[ports.WorkingSetItem][][]byte // a source's lines after the secret scanner
 	spans     map[ports.WorkingSetItem][][2]int // packed line ranges per source
 	pinned    map[ports.WorkingSetItem]bool     // whole sources already in
 	cutAt     string                            // the text note for a cut item
@@ -169,6 +170,7 @@ func (p packer) pack(ctx context.Context, call catalog.Call, in packInput) (*cat
 		left:      budget,
 		files:     map[ports.WorkingSetItem][]byte{},
 		sanitized: map[ports.WorkingSetItem]string{},
+		redacted:  map[ports.WorkingSetItem][][]byte{},
 		spans:     map[ports.WorkingSetItem][][2]int{},
 		pinned:    map[ports.WorkingSetItem]bool{},
 	}
@@ -476,12 +478,24 @@ func (p packer) addCut(k *pack, c candidate, lines [][]byte) (packed, stop bool)
 // its redacted, framed text, and counts its tokens.
 func (p packer) frameItem(k *pack, c candidate, lines [][]byte, end int) (string, int, bool) {
 	raw := bytes.Join(lines[c.start-1:end], nil)
-	text, err := content.SanitizeText(raw)
+	red := p.redactedLines(k, c.key, lines)
+	// A document is sanitized for its format exactly as doc_read does, and
+	// its frame says which: Markdown loses its HTML, images and unsafe
+	// links here too. JSON is sanitized as JSON when the item is the whole
+	// document; a slice of a JSON document is not JSON, and is text. A
+	// repository file is text, as code_read serves it.
+	format := content.FormatText
+	if c.key.Kind != ports.PinRepoFile {
+		format = content.DocumentFormat(c.key.Identifier)
+		if format == content.FormatJSON && (c.start != 1 || end != len(lines)) {
+			format = content.FormatText
+		}
+	}
+	text, err := content.SanitizeAs(format, bytes.Join(red[c.start-1:end], nil), content.DocumentJSONLimits(p.settings))
 	if err != nil {
 		return "", 0, false
 	}
-	redacted, _ := p.scanner.Redact(text)
-	framed := content.Frame(redacted, content.NewSource(c.key.Kind, c.key.Identifier, "text", raw))
+	framed := content.Frame(text, content.NewSource(c.key.Kind, c.key.Identifier, format, raw))
 	var h strings.Builder
 	// The header stands outside the frame: it names the item by number
 	// and lines (the frame's source line names the file) and the unit by
@@ -620,6 +634,28 @@ func (p packer) addPinnedRange(k *pack, key ports.WorkingSetItem, lines [][]byte
 	}
 	k.out.Dropped = append(k.out.Dropped, dropped)
 	return false
+}
+
+// redactedLines are a source's lines (all of them, as read) after the
+// secret scanner's line-keeping redaction of the whole source, computed
+// once per call (unless ARROWHEAD_REDACT_READS=false): an item that starts
+// inside a private key still shows none of it. The manifest's digests stay
+// those of the source's own bytes.
+func (p packer) redactedLines(k *pack, key ports.WorkingSetItem, lines [][]byte) [][]byte {
+	if p.scanner == nil || !p.settings.RedactReads {
+		return lines
+	}
+	if red, ok := k.redacted[key]; ok && len(red) == len(lines) {
+		return red
+	}
+	red := splitLines([]byte(p.scanner.RedactLines(string(bytes.Join(lines, nil)))))
+	for len(red) < len(lines) {
+		// A source without a final newline, or an empty one: keep the
+		// count (RedactLines keeps every newline).
+		red = append(red, nil)
+	}
+	k.redacted[key] = red
+	return red
 }
 
 // splitLines splits data after each newline, keeping the newlines, so

@@ -80,7 +80,7 @@ func (v vectorIndex) nearest(ctx context.Context, who ports.Principal, query str
 		}
 		return nil, statusFailed, nil
 	}
-	hits, err := v.vectors.Search(ctx, v.collection, who.Subject, vecs[0], min(packVectorK, max(v.settings.PgvectorMaxK, 1)))
+	hits, err := v.vectors.Search(ctx, v.collection, who.Key(), vecs[0], min(packVectorK, max(v.settings.PgvectorMaxK, 1)))
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, "", err

@@ -109,7 +109,7 @@ func (t tables) collection(name string) (string, error) {
 }
 
 // tenant is the caller's tenant: its verified subject.
-func tenant(p ports.Principal) string { return p.Subject }
+func tenant(p ports.Principal) string { return p.Key() }
 
 // vectorRefusal maps vector-store failures to caller-safe refusals.
 func vectorRefusal(err error) error {

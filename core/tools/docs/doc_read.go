@@ -64,7 +64,7 @@ func (c *corpus) read(ctx context.Context, p ports.Principal, reqPath string) (r
 		return readOutput{}, storeRefusal(err)
 	}
 	format := formatOf(rel)
-	framed, truncated, err := frame(c.settings, "document", rel, format, raw)
+	framed, truncated, err := frame(c.settings, c.scanner, "document", rel, format, raw)
 	if err != nil {
 		return readOutput{}, err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -50,6 +51,7 @@ func docRetrieve(*settings.Settings) catalog.Tool[docRetrieveInput, retrieveOutp
 type retriever struct {
 	settings *settings.Settings
 	egress   ports.Egress
+	scanner  *security.Scanner
 }
 
 func (r retriever) retrieve(ctx context.Context, _ catalog.Call, in docRetrieveInput) (*catalog.Reply[retrieveOutput], error) {
@@ -73,7 +75,7 @@ func (r retriever) retrieve(ctx context.Context, _ catalog.Call, in docRetrieveI
 	if err != nil || !ok {
 		return nil, catalog.Invalid("Only JSON, Markdown and plain-text documents can be retrieved.")
 	}
-	framed, truncated, err := frame(s, "url", resp.FinalURL, format, resp.Body)
+	framed, truncated, err := frame(s, r.scanner, "url", resp.FinalURL, format, resp.Body)
 	if err != nil {
 		return nil, err
 	}

@@ -184,7 +184,7 @@ func validate(s *settings.Settings, format string, data []byte) error {
 // caller, for another path, or for other content.
 func (w writer) confirm(call catalog.Call, rel string, data []byte) (confirmed bool, need *catalog.InputRequest, err error) {
 	sum := sha256.Sum256(data)
-	parts := []string{"doc_write-overwrite", call.Principal.Subject, rel, hex.EncodeToString(sum[:])}
+	parts := []string{"doc_write-overwrite", call.Principal.Key(), rel, hex.EncodeToString(sum[:])}
 	ans, answered := call.Inputs[ConfirmInputID]
 	if !answered {
 		return false, &catalog.InputRequest{

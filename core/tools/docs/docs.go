@@ -51,7 +51,7 @@ var Family = core.Family[Ports]{
 			Tools: []catalog.ToolSpec{
 				docSearch(s).Bind(c.search),
 				docRead(s).Bind(c.readTool),
-				docRetrieve(s).Bind(retriever{settings: s, egress: p.Egress}.retrieve),
+				docRetrieve(s).Bind(retriever{settings: s, egress: p.Egress, scanner: p.Scanner}.retrieve),
 				docScan(s).Bind(scanner{corpus: c, secrets: p.Scanner}.scanTool),
 				docWrite(s).Bind(writer{corpus: c, confirmSeal: catalog.NewInputSeal(confirmTTL)}.write),
 			},
@@ -70,33 +70,25 @@ type corpus struct {
 	scanner    *security.Scanner
 }
 
-// redact is the secret scanner's redaction of a search snippet, or the
-// snippet as it is without a scanner.
+// redact is the secret scanner's line-keeping redaction of a file the
+// search matched (see search.Request.Redact), or the file as it is without
+// a scanner or with ARROWHEAD_REDACT_READS=false.
 func (c *corpus) redact(text string) string {
-	if c.scanner == nil {
+	if c.scanner == nil || !c.settings.RedactReads {
 		return text
 	}
-	out, _ := c.scanner.Redact(text)
-	return out
+	return c.scanner.RedactLines(text)
 }
 
 // Document formats.
 const (
-	formatJSON     = "json"
-	formatMarkdown = "markdown"
-	formatText     = "text"
+	formatJSON     = content.FormatJSON
+	formatMarkdown = content.FormatMarkdown
+	formatText     = content.FormatText
 )
 
 // formatOf maps a document path to its format by extension.
-func formatOf(p string) string {
-	switch strings.ToLower(path.Ext(p)) {
-	case ".json":
-		return formatJSON
-	case ".md", ".markdown":
-		return formatMarkdown
-	}
-	return formatText
-}
+func formatOf(p string) string { return content.DocumentFormat(p) }
 
 // mimeOf is the MIME type served for a format.
 func mimeOf(format string) string {
@@ -137,9 +129,18 @@ func sanitize(s *settings.Settings, format string, raw []byte) (string, error) {
 }
 
 // frame sanitizes raw, caps it at ARROWHEAD_CONTENT_MAX_BYTES and wraps it
-// in provenance.
-func frame(s *settings.Settings, kind, identifier, format string, raw []byte) (content.Framed, bool, error) {
-	text, err := sanitize(s, format, raw)
+// in provenance. Markdown and text are redacted before they are sanitized
+// (unless ARROWHEAD_REDACT_READS=false): the Markdown sanitizer escapes what
+// a renderer could link, and an escaped DSN or URL no longer looks like
+// one to the scanner that runs on every result after it. JSON keeps its
+// shape through its sanitizer and is redacted on the way out.
+func frame(s *settings.Settings, sc *security.Scanner, kind, identifier, format string, raw []byte) (content.Framed, bool, error) {
+	src := raw
+	if sc != nil && s.RedactReads && format != formatJSON {
+		red := sc.RedactLines(string(raw))
+		src = []byte(red)
+	}
+	text, err := sanitize(s, format, src)
 	if err != nil {
 		return content.Framed{}, false, err
 	}

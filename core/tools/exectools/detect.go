@@ -312,7 +312,7 @@ func (r testRunner) goSetup(ctx context.Context, call catalog.Call, p *testPlan)
 // ownerKey names a caller's build cache: a digest of its subject, so the
 // name carries nothing a path could not.
 func ownerKey(p ports.Principal) string {
-	sum := sha256.Sum256([]byte(p.Subject))
+	sum := sha256.Sum256([]byte(p.Key()))
 	return hex.EncodeToString(sum[:16])
 }
 

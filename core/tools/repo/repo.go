@@ -74,14 +74,14 @@ type tree struct {
 	scanner    *security.Scanner
 }
 
-// redact is the secret scanner's redaction of a snippet, or nil without
-// a scanner.
+// redact is the secret scanner's line-keeping redaction of a file the
+// search matched (see search.Request.Redact), or the file as it is without
+// a scanner or with ARROWHEAD_REDACT_READS=false.
 func (t *tree) redact(text string) string {
-	if t.scanner == nil {
+	if t.scanner == nil || !t.settings.RedactReads {
 		return text
 	}
-	out, _ := t.scanner.Redact(text)
-	return out
+	return t.scanner.RedactLines(text)
 }
 
 func (t *tree) allowed(ctx context.Context, p ports.Principal, action ports.Action, rel string) bool {

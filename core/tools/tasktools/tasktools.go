@@ -117,7 +117,7 @@ func owner(p ports.Principal) (string, error) {
 	if !p.Authenticated || p.Subject == "" {
 		return "", catalog.Denied()
 	}
-	return p.Subject, nil
+	return p.Key(), nil
 }
 
 // refusal maps registry errors onto refusals that name no value.
