@@ -74,6 +74,9 @@ type App struct {
 	prompts   map[string]catalog.PromptSpec
 
 	killSwitch atomic.Pointer[map[string]bool]
+
+	// egress is the exfiltration guard (egress.go); nil when it is off.
+	egress *egressGuard
 }
 
 // ErrMissingDependency is returned by New when a dependency is nil.
@@ -109,6 +112,11 @@ func New(d Deps) (*App, error) {
 		tools:      map[string]toolEntry{},
 		prompts:    map[string]catalog.PromptSpec{},
 	}
+	eg, err := newEgressGuard(d.Settings, d.Rates)
+	if err != nil {
+		return nil, err
+	}
+	a.egress = eg
 	profile := catalog.Profiles[d.Settings.Profile]
 	for _, m := range d.Families {
 		if !slices.Contains(profile, m.familyID()) || !m.gate(d.Settings) {
@@ -312,20 +320,50 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 	}
 	argErr := err
 	var result catalog.Result
+	var verdict egressVerdict
+	adm.egressNote = &verdict.note
 	err = a.guard(ctx, p, adm, func(ctx context.Context) error {
 		if argErr != nil {
 			return argErr
 		}
-		r, err := invokeTool(e.spec, ctx, catalog.Call{
+		call := catalog.Call{
 			Principal:  p,
 			Caps:       o.caps,
 			Inputs:     o.inputs,
 			InputState: o.inputState,
 			Progress:   o.progress,
-		}, parsed)
+		}
+		if a.egress != nil && e.spec.Annotations().OpenWorld {
+			v, err := a.egress.check(ctx, p, name, raw, parsed, &call)
+			verdict = v
+			if err != nil {
+				return err
+			}
+			if v.confirmed {
+				verdict.note = egressNoteConfirmed
+			}
+		}
+		r, err := invokeTool(e.spec, ctx, call, parsed)
+		if err != nil {
+			return err
+		}
+		if r.NeedInput != nil {
+			a.egress.carryAcceptance(verdict, r.NeedInput)
+			result = r
+			return nil
+		}
+		r.Labels, err = a.egress.observe(ctx, p, func(fn func(key, s string)) {
+			walkValue("", r.Structured, fn)
+			fn("", r.Text)
+		})
 		result = r
 		return err
 	})
+	if verdict.ask != nil {
+		// Held for confirmation: the audit line says egress_confirm; the
+		// client gets the question.
+		return catalog.Result{NeedInput: verdict.ask}, nil
+	}
 	if err != nil {
 		return catalog.Result{}, err
 	}

@@ -103,6 +103,15 @@ func (a *App) ReadResource(ctx context.Context, p ports.Principal, uri string, o
 		if err != nil {
 			return err
 		}
+		// Resource contents carry no _meta labels; their marks are
+		// remembered all the same.
+		if _, err := a.egress.observe(ctx, p, func(fn func(key, s string)) {
+			for _, rc := range c {
+				fn("", rc.Text)
+			}
+		}); err != nil {
+			return err
+		}
 		out = c
 		return nil
 	})
@@ -183,6 +192,13 @@ func (a *App) GetPrompt(ctx context.Context, p ports.Principal, name string, arg
 		}
 		r, err := spec.Handler(ctx, catalog.PromptCall{Principal: p, Args: args})
 		if err != nil {
+			return err
+		}
+		if _, err := a.egress.observe(ctx, p, func(fn func(key, s string)) {
+			for _, m := range r.Messages {
+				fn("", m.Text)
+			}
+		}); err != nil {
 			return err
 		}
 		out = r

@@ -30,6 +30,9 @@ type admission struct {
 	unknownMsg string
 	shapes     map[string]string
 	carrier    ports.TraceCarrier
+	// egressNote, when set, points at the exfiltration guard's note for
+	// the audit line (egress.go), filled in while the call runs.
+	egressNote *string
 }
 
 // guard runs fn behind the full chain: span, audit start, kill switch, rate
@@ -59,10 +62,19 @@ func (a *App) guard(ctx context.Context, p ports.Principal, adm admission, fn fu
 		Latency:   elapsed,
 		TraceID:   span.TraceID(),
 		Cause:     internalCause(err),
+		Egress:    adm.note(),
 	})
 	a.metrics.RecordCall(ctx, adm.kind, adm.name, status, refusal, elapsed)
 	span.End(status, refusal)
 	return err
+}
+
+// note returns the exfiltration guard's audit note, if any.
+func (adm admission) note() string {
+	if adm.egressNote == nil {
+		return ""
+	}
+	return *adm.egressNote
 }
 
 // admit applies the kill switch, the rate limit and the scope check, in that

@@ -70,6 +70,9 @@ type Settings struct {
 	FetchMaxRedirects     int
 	EgressAllowedHosts    []string
 	EgressAllowedPorts    []int
+	// EgressGuard is the exfiltration guard's mode: refuse, confirm or off.
+	EgressGuard              string
+	EgressGuardWindowSeconds float64
 
 	ExpressionMaxLength int
 
@@ -223,6 +226,7 @@ var Extensions = []string{
 	"ARROWHEAD_REPO_ALLOWED_NAMES", "ARROWHEAD_REPO_SEARCH_MAX_TOTAL_BYTES", "ARROWHEAD_REPO_SEARCH_TIMEOUT_MS",
 	"ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB", "ARROWHEAD_SQL_WORK_MEM_MB", "ARROWHEAD_RATE_LIMIT_FALLBACK_SHARE",
 	"ARROWHEAD_EXEC_TEST_MEMORY_BYTES", "ARROWHEAD_EXEC_TEST_CPU_SECONDS",
+	"ARROWHEAD_EGRESS_GUARD", "ARROWHEAD_EGRESS_GUARD_WINDOW_SECONDS",
 }
 
 // DefaultToolLimitVar is the fallback ceiling for a tool without its own.

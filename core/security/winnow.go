@@ -1,0 +1,184 @@
+package security
+
+import (
+	"slices"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// Text fingerprints for the exfiltration guard, by winnowing (Schleimer,
+// Wilkerson and Aiken, "Winnowing: local algorithms for document
+// fingerprinting", SIGMOD 2003).
+//
+// Text is normalized first: NFKC (so fullwidth and other compatibility
+// forms fold to their plain letters), then only letters and digits are kept,
+// lower-cased. Spacing, punctuation, markup and zero-width or format
+// characters therefore never hide a match, and a page's text still matches
+// after it has been re-wrapped, re-punctuated or percent-decoded.
+//
+// Every run of FingerprintK normalized characters (a k-gram) is hashed, and
+// of every FingerprintWindow consecutive k-gram hashes the smallest is
+// kept. Two texts that share a run of at least
+// FingerprintK+FingerprintWindow-1 (MinFingerprintMatch, 64) normalized
+// characters always share a kept hash; a shared run shorter than
+// FingerprintK (32) never does; runs in between may.
+const (
+	// FingerprintK is the k-gram length, in normalized characters.
+	FingerprintK = 32
+	// FingerprintWindow is the winnowing window, in k-grams.
+	FingerprintWindow = 33
+	// MinFingerprintMatch is the shared run, in normalized characters,
+	// that is always detected (for recorded texts short enough to keep the
+	// base window, see RecordFingerprints).
+	MinFingerprintMatch = FingerprintK + FingerprintWindow - 1
+	// MaxRecordFingerprints bounds the hashes kept for one recorded text.
+	MaxRecordFingerprints = 1024
+	// MaxQueryFingerprints bounds the hashes computed for one checked text.
+	MaxQueryFingerprints = 4096
+)
+
+// RecordFingerprints returns the winnowed hashes of a text the server
+// returned, at most MaxRecordFingerprints of them. A text of more than about
+// 16 KiB of normalized characters is winnowed with a window widened in
+// proportion (2 x k-grams / MaxRecordFingerprints), so the count stays
+// bounded; the run always detected in it grows to FingerprintK + window - 1
+// characters (about 190 for 100 KB of text). Hashes beyond the bound, if the
+// window still yields too many, are dropped largest first, so the same text
+// always keeps the same ones.
+func RecordFingerprints(text string) []uint64 {
+	return fingerprints(text, MaxRecordFingerprints)
+}
+
+// QueryFingerprints returns the hashes to look up for a text about to leave
+// the server, at most MaxQueryFingerprints of them. It winnows with the base
+// window (widened only beyond about 64 KiB of normalized characters):
+// a window no wider than the recorded text's guarantees that a run a
+// recorded text would detect selects the same hash here.
+func QueryFingerprints(text string) []uint64 {
+	return fingerprints(text, MaxQueryFingerprints)
+}
+
+// TokenMark is the mark of a token the server issued (a frame marker, an
+// item hash): a hash of its lower-case form in a domain of its own.
+func TokenMark(token string) uint64 {
+	h := uint64(0xcbf29ce484222325) ^ 0x746f6b656e // FNV-1a offset, salted "token"
+	for i := 0; i < len(token); i++ {
+		c := token[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		h ^= uint64(c)
+		h *= 0x100000001b3
+	}
+	return mix64(h)
+}
+
+func fingerprints(text string, limit int) []uint64 {
+	rs := normalizeForFingerprint(text)
+	kgrams := len(rs) - FingerprintK + 1
+	if kgrams <= 0 {
+		return nil
+	}
+	hashes := kgramHashes(rs)
+	w := max(FingerprintWindow, (2*kgrams+limit-1)/limit)
+	out := winnow(hashes, w)
+	if len(out) > limit {
+		slices.Sort(out)
+		out = out[:limit]
+	}
+	return out
+}
+
+// normalizeForFingerprint folds text as the package comment describes.
+func normalizeForFingerprint(text string) []rune {
+	ascii := true
+	for i := 0; i < len(text); i++ {
+		if text[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if !ascii {
+		text = norm.NFKC.String(text)
+	}
+	out := make([]rune, 0, len(text))
+	for _, r := range text {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			out = append(out, r)
+		case r >= 'A' && r <= 'Z':
+			out = append(out, r+'a'-'A')
+		case r < utf8.RuneSelf:
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			out = append(out, unicode.ToLower(r))
+		}
+	}
+	return out
+}
+
+// kgramHashes returns a rolling polynomial hash of every k-gram, each mixed
+// so that the smallest of a window is a uniform pick.
+func kgramHashes(rs []rune) []uint64 {
+	const base = 0x100000001b3
+	var top uint64 = 1 // base^(k-1)
+	for i := 1; i < FingerprintK; i++ {
+		top *= base
+	}
+	out := make([]uint64, 0, len(rs)-FingerprintK+1)
+	var h uint64
+	for i, r := range rs {
+		if i >= FingerprintK {
+			h -= uint64(rs[i-FingerprintK]) * top
+		}
+		h = h*base + uint64(r)
+		if i >= FingerprintK-1 {
+			out = append(out, mix64(h))
+		}
+	}
+	return out
+}
+
+// winnow keeps the smallest hash of every window of w consecutive hashes
+// (the rightmost one on ties), each distinct value once. Fewer than w
+// hashes form one window.
+func winnow(hashes []uint64, w int) []uint64 {
+	if len(hashes) <= w {
+		return []uint64{slices.Min(hashes)}
+	}
+	var out []uint64
+	seen := make(map[uint64]struct{})
+	// dq holds indexes of a monotonically increasing run of hashes: its
+	// front is the window's minimum.
+	dq := make([]int, 0, w)
+	lastPicked := -1
+	for i, h := range hashes {
+		for len(dq) > 0 && hashes[dq[len(dq)-1]] >= h {
+			dq = dq[:len(dq)-1]
+		}
+		dq = append(dq, i)
+		if dq[0] <= i-w {
+			dq = dq[1:]
+		}
+		if i >= w-1 && dq[0] != lastPicked {
+			lastPicked = dq[0]
+			v := hashes[lastPicked]
+			if _, dup := seen[v]; !dup {
+				seen[v] = struct{}{}
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// mix64 is the SplitMix64 finalizer.
+func mix64(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	return x
+}
