@@ -106,12 +106,26 @@ func newEgressFixture(t testing.TB, mode string, extraEnv ...string) egressFixtu
 		f.sent.Add(1)
 		return catalog.Answer(sendOut{Sent: true}, "sent"), nil
 	})
+	// probe_ask is an egress tool with an input request of its own (as the
+	// assist tools ask the client's model in sampling mode).
+	ask := catalog.Define[sendIn, sendOut](catalog.ToolDef{
+		Name: "probe_ask", Family: catalog.FamilyCore, Scope: "tools:read",
+		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_RERANK_PER_MINUTE", Default: 1000},
+		Description: "Asks, then sends. Example: probe_ask(text=\"hi\")",
+		Annotations: catalog.Annotations{OpenWorld: true},
+	}).Bind(func(_ context.Context, call catalog.Call, _ sendIn) (*catalog.Reply[sendOut], error) {
+		if _, ok := call.Inputs["model"]; ok && call.InputState == "tool-state" {
+			f.sent.Add(1)
+			return catalog.Answer(sendOut{Sent: true}, "sent"), nil
+		}
+		return catalog.Ask[sendOut](&catalog.InputRequest{ID: "model", State: "tool-state", Sample: &catalog.SampleRequest{Prompt: "p"}}), nil
+	})
 	env := map[string]string{"ARROWHEAD_PROFILE": "core", "ARROWHEAD_EGRESS_GUARD": mode}
 	for i := 0; i+1 < len(extraEnv); i += 2 {
 		env[extraEnv[i]] = extraEnv[i+1]
 	}
 	d := coretest.Deps(coretest.Settings(t, env),
-		portstest.AllowAll{}, coretest.Tools(read, secret, send, echoTool()))
+		portstest.AllowAll{}, coretest.Tools(read, secret, send, ask, echoTool()))
 	d.Audit, d.Metrics = f.audit, f.metrics
 	app, err := core.New(d)
 	if err != nil {
@@ -302,6 +316,35 @@ func TestEgressGuardConfirmation(t *testing.T) {
 			t.Fatalf("mallory: %v", te)
 		}
 	})
+}
+
+// TestEgressGuardCarriesAcceptanceThroughTheToolsOwnRequest: after the
+// user accepts, a tool that asks for input of its own gets its answer on
+// the next retry without the guard asking again.
+func TestEgressGuardCarriesAcceptanceThroughTheToolsOwnRequest(t *testing.T) {
+	f := newEgressFixture(t, "confirm")
+	f.read(t, reader, "url")
+	caps := core.WithClientCaps(catalog.ClientCaps{Elicitation: true, Sampling: true})
+	args := map[string]any{"text": page}
+	res, te := coretest.Call(t, f.app, reader, "probe_ask", args, caps)
+	if te != nil || res.NeedInput == nil || res.NeedInput.ID != core.EgressConfirmInputID {
+		t.Fatalf("first: %+v %v", res, te)
+	}
+	accept := map[string]catalog.InputAnswer{core.EgressConfirmInputID: {Action: "accept", Content: map[string]any{"confirm": true}}}
+	res, te = coretest.Call(t, f.app, reader, "probe_ask", args, caps, core.WithInputs(accept, res.NeedInput.State))
+	if te != nil || res.NeedInput == nil || res.NeedInput.ID != "model" {
+		t.Fatalf("after accepting: %+v %v, want the tool's own request", res, te)
+	}
+	model := map[string]catalog.InputAnswer{"model": {Text: "answer"}}
+	res, te = coretest.Call(t, f.app, reader, "probe_ask", args, caps, core.WithInputs(model, res.NeedInput.State))
+	if te != nil || res.NeedInput != nil || f.sent.Load() != 1 {
+		t.Fatalf("with the tool's answer: %+v %v sent=%d", res, te, f.sent.Load())
+	}
+	// The carried acceptance covers these arguments only.
+	res, te = coretest.Call(t, f.app, reader, "probe_ask", map[string]any{"text": page + "!"}, caps, core.WithInputs(model, "egress-ok.1.2|tool-state"))
+	if te != nil || res.NeedInput == nil || res.NeedInput.ID != core.EgressConfirmInputID {
+		t.Fatalf("forged acceptance: %+v %v", res, te)
+	}
 }
 
 func TestEgressGuardOff(t *testing.T) {

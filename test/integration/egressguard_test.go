@@ -8,9 +8,11 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
@@ -96,7 +98,7 @@ type guardedReplica struct {
 	runner *countingRunner
 }
 
-func newGuardedReplica(t *testing.T, redisURL, base, mode string) guardedReplica {
+func newGuardedReplica(t testing.TB, redisURL, base, mode string, extraEnv ...string) guardedReplica {
 	t.Helper()
 	env := map[string]string{
 		"ARROWHEAD_PROFILE":          "full",
@@ -107,6 +109,9 @@ func newGuardedReplica(t *testing.T, redisURL, base, mode string) guardedReplica
 		"ARROWHEAD_LLM_API_KEY":      "sk-test",
 		"ARROWHEAD_LLM_ENDPOINT":     "https://llm.example/v1/chat/completions",
 		"ARROWHEAD_DOCS_ROOT":        t.TempDir(),
+	}
+	for i := 0; i+1 < len(extraEnv); i += 2 {
+		env[extraEnv[i]] = extraEnv[i+1]
 	}
 	s, err := settings.Load(func(name string) (string, bool) { v, ok := env[name]; return v, ok })
 	if err != nil {
@@ -285,5 +290,40 @@ func TestEgressGuardConfirmAcrossReplicas(t *testing.T) {
 		if (err == nil) != (tc.action == "accept") || hookHits.Load() != tc.wantSent {
 			t.Fatalf("%s: err %v, %d webhook posts", tc.action, err, hookHits.Load())
 		}
+	}
+}
+
+// BenchmarkEgressBenignCallRedis is run_snippet (a counting runner) with
+// benign code long enough to fingerprint, on a replica whose marks live in
+// a real Redis, with the guard off and on: with Redis the check is one
+// round trip (the replica's own marks are asked first, in memory).
+func BenchmarkEgressBenignCallRedis(b *testing.B) {
+	redisURL, _ := startRedis(b)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, hostilePage)
+	}))
+	b.Cleanup(srv.Close)
+	alice := ports.Principal{Subject: "alice", Authenticated: true, AllScopes: true}
+	args := map[string]any{"code": "total = sum(range(100))\nprint('the weekly report is ready for the payments team', total)"}
+	for _, mode := range []string{"off", "refuse"} {
+		b.Run(mode, func(b *testing.B) {
+			r := newGuardedReplica(b, redisURL, srv.URL, mode, "ARROWHEAD_RATE_LIMIT_ENABLED", "false")
+			if _, err := r.app.Call(b.Context(), alice, "safe_fetch", map[string]any{"url": srv.URL + "/page"}); err != nil {
+				b.Fatal(err)
+			}
+			lat := make([]time.Duration, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				if _, err := r.app.Call(b.Context(), alice, "run_snippet", args); err != nil {
+					b.Fatal(err)
+				}
+				lat[i] = time.Since(start)
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+		})
 	}
 }
