@@ -47,8 +47,11 @@ const EgressConfirmInputID = "arrowhead_egress_confirm"
 
 // Limits of the guard's work on one call.
 const (
-	// maxTokenMarks bounds the hex tokens checked or recorded per call.
+	// maxTokenMarks bounds the hex tokens recorded per result.
 	maxTokenMarks = 256
+	// maxCheckTokens bounds the hex tokens looked up per call; a call
+	// carrying more is treated as carrying returned content.
+	maxCheckTokens = 4096
 	// egressSealTTL bounds how long a confirmation stays answerable, and how
 	// long an accepted one covers the tool's own follow-up input requests.
 	egressSealTTL = 10 * time.Minute
@@ -62,18 +65,20 @@ const (
 
 // Caller-safe messages of the guard. None names the content.
 const (
-	msgEgressFrame    = "The call was refused: its arguments carry an untrusted-data frame this server returned, and this tool sends data out of the server."
-	msgEgressReturned = "The call was refused: its arguments carry content this server returned to you as untrusted or secret (a frame marker, an item hash or matching text), and this tool sends data out of the server."
-	msgEgressNoElicit = " This client cannot confirm it; send only your own text."
-	msgEgressDeclined = "The call was declined; nothing was sent."
-	msgEgressAsk      = "This call would send content this server returned as untrusted or secret data out of the server (%s). Send it anyway?"
-	msgEgressStale    = "The confirmation does not match this call or has expired; nothing was sent."
+	msgEgressFrame     = "The call was refused: its arguments carry an untrusted-data frame this server returned, and this tool sends data out of the server."
+	msgEgressReturned  = "The call was refused: its arguments carry content this server returned to you as untrusted or secret (a frame marker, an item hash or matching text), and this tool sends data out of the server."
+	msgEgressUnchecked = "The call was refused: its arguments are larger, or carry more hex tokens, than the exfiltration guard checks, and this tool sends data out of the server."
+	msgEgressNoElicit  = " This client cannot confirm it; send only your own text."
+	msgEgressDeclined  = "The call was declined; nothing was sent."
+	msgEgressAsk       = "This call would send content this server returned as untrusted or secret data out of the server (%s). Send it anyway?"
+	msgEgressStale     = "The confirmation does not match this call or has expired; nothing was sent."
 )
 
 // Audit notes of the guard (AuditRecord.Egress).
 const (
 	egressNoteFrame     = "frame_phrase"
 	egressNoteReturned  = "returned_content"
+	egressNoteUnchecked = "unchecked"
 	egressNoteConfirmed = "confirmed"
 )
 
@@ -144,20 +149,19 @@ type egressVerdict struct {
 // state is unwrapped when it carried the guard's acceptance.
 func (g *egressGuard) check(ctx context.Context, p ports.Principal, tool string, raw []byte, args map[string]any, call *catalog.Call) (egressVerdict, error) {
 	var v egressVerdict
-	found := false
-	var marks []uint64
+	found, overflow := false, false
+	var tokens []uint64
+	var texts []string
 	scan := func(s string) {
 		if strings.Contains(s, content.FrameBeginPhrase) || strings.Contains(s, content.FrameEndPhrase) {
 			found = true
 			return
 		}
-		marks = appendTokenMarks(marks, s)
-		if len(s) >= security.FingerprintK && len(marks) < security.MaxQueryFingerprints {
-			marks = append(marks, security.QueryFingerprints(s)...)
-		}
+		tokens, overflow = appendTokenMarks(tokens, s)
+		texts = append(texts, s)
 	}
 	walkStrings(args, func(_ string, s string) {
-		if found {
+		if found || overflow {
 			return
 		}
 		scan(s)
@@ -172,9 +176,26 @@ func (g *egressGuard) check(ctx context.Context, p ports.Principal, tool string,
 	switch {
 	case found:
 		v.note = egressNoteFrame
-	case len(marks) > 0:
-		if len(marks) > security.MaxQueryFingerprints {
-			marks = marks[:security.MaxQueryFingerprints]
+	case overflow:
+		// More tokens than the guard looks up: it cannot vouch for the
+		// call, so it is held like one carrying returned content.
+		v.note = egressNoteUnchecked
+	default:
+		// All strings are fingerprinted as one text at the base window
+		// (security.QueryFingerprints), so padding one field cannot push
+		// another out of the check; a text too large to fingerprint is
+		// treated as unchecked.
+		marks := tokens
+		if joined := strings.Join(texts, "\n"); len(joined) >= security.FingerprintK {
+			fps, ok := security.QueryFingerprints(joined)
+			if !ok {
+				v.note = egressNoteUnchecked
+				break
+			}
+			marks = append(marks, fps...)
+		}
+		if len(marks) == 0 {
+			break
 		}
 		n, err := g.flows.Recall(ctx, subjectOf(p), marks)
 		if err != nil {
@@ -190,8 +211,11 @@ func (g *egressGuard) check(ctx context.Context, p ports.Principal, tool string,
 	}
 	msg := msgEgressReturned
 	what := "a frame marker, an item hash or matching text"
-	if v.note == egressNoteFrame {
+	switch v.note {
+	case egressNoteFrame:
 		msg, what = msgEgressFrame, "an untrusted-data frame"
+	case egressNoteUnchecked:
+		msg, what = msgEgressUnchecked, "more than the guard can check"
 	}
 	if g.mode == EgressRefuse {
 		return v, catalog.Refuse(catalog.KindEgressGuard, msg)
@@ -320,8 +344,9 @@ func (g *egressGuard) observe(ctx context.Context, p ports.Principal, walk func(
 }
 
 // appendTokenMarks appends the mark of every maximal run of exactly 32 or
-// 64 hex digits in s (a frame marker's or a SHA-256's shape).
-func appendTokenMarks(marks []uint64, s string) []uint64 {
+// 64 hex digits in s (a frame marker's or a SHA-256's shape); overflow is
+// true once there are more than maxCheckTokens.
+func appendTokenMarks(marks []uint64, s string) (_ []uint64, overflow bool) {
 	run := 0
 	for i := 0; i <= len(s); i++ {
 		if i < len(s) && isHex(s[i]) {
@@ -329,14 +354,14 @@ func appendTokenMarks(marks []uint64, s string) []uint64 {
 			continue
 		}
 		if run == 32 || run == 64 {
-			marks = append(marks, security.TokenMark(s[i-run:i]))
-			if len(marks) >= maxTokenMarks {
-				return marks
+			if len(marks) >= maxCheckTokens {
+				return marks, true
 			}
+			marks = append(marks, security.TokenMark(s[i-run:i]))
 		}
 		run = 0
 	}
-	return marks
+	return marks, false
 }
 
 func isHex(c byte) bool {

@@ -207,6 +207,16 @@ func TestEgressGuardRefusesReturnedContent(t *testing.T) {
 	if _, te := f.send(t, bob, page); te != nil {
 		t.Fatalf("another caller's own text refused: %v", te)
 	}
+	// Padding one argument cannot push returned content out of the check,
+	// and a flood of hex tokens is not looked through.
+	padded := strings.Repeat("lorem ipsum dolor sit amet consectetur ", 2500) + " " + page[40:140]
+	if _, te := f.send(t, reader, padded); te == nil || te.Kind != catalog.KindEgressGuard {
+		t.Fatalf("padded content went out: %v", te)
+	}
+	flood := strings.Repeat("0123456789abcdef0123456789abcdef ", 4100)
+	if _, te := f.send(t, reader, flood); te == nil || te.Kind != catalog.KindEgressGuard || !strings.Contains(te.Message, "hex tokens") {
+		t.Fatalf("a token flood went unchecked: %v", te)
+	}
 	// Non-egress tools take returned content freely.
 	if _, te := coretest.Call(t, f.app, reader, "echo", map[string]any{"text": page[:60]}); te != nil {
 		t.Fatalf("echo refused: %v", te)

@@ -35,8 +35,9 @@ const (
 	MinFingerprintMatch = FingerprintK + FingerprintWindow - 1
 	// MaxRecordFingerprints bounds the hashes kept for one recorded text.
 	MaxRecordFingerprints = 1024
-	// MaxQueryFingerprints bounds the hashes computed for one checked text.
-	MaxQueryFingerprints = 4096
+	// MaxQueryNormalized bounds the normalized characters of one checked
+	// text (about 15,000 hashes at the base window).
+	MaxQueryNormalized = 1 << 18
 )
 
 // RecordFingerprints returns the winnowed hashes of a text the server
@@ -52,12 +53,20 @@ func RecordFingerprints(text string) []uint64 {
 }
 
 // QueryFingerprints returns the hashes to look up for a text about to leave
-// the server, at most MaxQueryFingerprints of them. It winnows with the base
-// window (widened only beyond about 64 KiB of normalized characters):
-// a window no wider than the recorded text's guarantees that a run a
-// recorded text would detect selects the same hash here.
-func QueryFingerprints(text string) []uint64 {
-	return fingerprints(text, MaxQueryFingerprints)
+// the server, winnowed with the base window: a window no wider than any
+// recorded text's guarantees that a run a recorded text would detect
+// selects the same hash here. ok is false for a text of more than
+// MaxQueryNormalized normalized characters, which is not fingerprinted
+// (the caller decides; the guard treats it as unchecked).
+func QueryFingerprints(text string) (_ []uint64, ok bool) {
+	rs := normalizeForFingerprint(text)
+	if len(rs) > MaxQueryNormalized {
+		return nil, false
+	}
+	if len(rs) < FingerprintK {
+		return nil, true
+	}
+	return winnow(kgramHashes(rs), FingerprintWindow), true
 }
 
 // TokenMark is the mark of a token the server issued (a frame marker, an
