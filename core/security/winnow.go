@@ -2,6 +2,7 @@ package security
 
 import (
 	"slices"
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -48,8 +49,50 @@ const (
 // characters (about 190 for 100 KB of text). Hashes beyond the bound, if the
 // window still yields too many, are dropped largest first, so the same text
 // always keeps the same ones.
+//
+// URLs (http:// and https:// up to the next space, quote, bracket or angle
+// bracket) are left out of a recorded text: following a link found in a
+// fetched page is browsing, not sending the page back out.
 func RecordFingerprints(text string) []uint64 {
-	return fingerprints(text, MaxRecordFingerprints)
+	return fingerprints(stripURLs(text), MaxRecordFingerprints)
+}
+
+// stripURLs replaces every http(s) URL in text with a space.
+func stripURLs(text string) string {
+	if !strings.Contains(text, "://") {
+		return text
+	}
+	var b strings.Builder
+	for {
+		i := indexURL(text)
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		b.WriteString(text[:i])
+		b.WriteByte(' ')
+		text = text[i:]
+		end := strings.IndexAny(text, " \t\r\n\"'<>()[]{}`")
+		if end < 0 {
+			return b.String()
+		}
+		text = text[end:]
+	}
+}
+
+// indexURL is the index of the first "http://" or "https://" in text, in
+// any case, or -1.
+func indexURL(text string) int {
+	for i := 0; i+7 <= len(text); i++ {
+		if text[i] != 'h' && text[i] != 'H' {
+			continue
+		}
+		rest := strings.ToLower(text[i:min(i+8, len(text))])
+		if strings.HasPrefix(rest, "http://") || strings.HasPrefix(rest, "https://") {
+			return i
+		}
+	}
+	return -1
 }
 
 // QueryFingerprints returns the hashes to look up for a text about to leave

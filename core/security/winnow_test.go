@@ -112,6 +112,21 @@ func TestRecordedFingerprintsAreBounded(t *testing.T) {
 	}
 }
 
+func TestLinksInARecordedTextAreNotFingerprinted(t *testing.T) {
+	link := "https://docs.example.com/guides/configuration/advanced-topics/connection-pooling-and-timeouts?version=latest"
+	prose := "The connection pool keeps at most twenty idle connections per replica and closes the rest after five minutes."
+	recorded := RecordFingerprints("See [the guide](" + link + ") for details.\n" + prose + "\nOr HTTPS://" + link[8:] + " too.")
+	if sharesAny(recorded, q(QueryFingerprints(link))) {
+		t.Fatal("following a link from the page matches the page")
+	}
+	if !sharesAny(recorded, q(QueryFingerprints("note: "+prose))) {
+		t.Fatal("the page's prose does not match")
+	}
+	if got := stripURLs("a http://x.example/p b (https://y.example/q) c"); got != "a   b ( ) c" {
+		t.Fatalf("stripURLs = %q", got)
+	}
+}
+
 func TestTokenMarkIgnoresCase(t *testing.T) {
 	if TokenMark("ABCDEF0123") != TokenMark("abcdef0123") || TokenMark("a") == TokenMark("b") {
 		t.Fatal("token marks")
