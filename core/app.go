@@ -334,7 +334,10 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 			Progress:   o.progress,
 		}
 		if a.egress != nil && e.spec.Annotations().OpenWorld {
-			v, err := a.egress.check(ctx, p, name, raw, parsed, &call)
+			// The assist family's requests go to the operator's model, not
+			// the open world (see repoKinds).
+			modelBound := e.spec.Family() == catalog.FamilyAssist
+			v, err := a.egress.check(ctx, p, name, modelBound, raw, parsed, &call)
 			verdict = v
 			if err != nil {
 				return err

@@ -74,6 +74,20 @@ const (
 	msgEgressStale     = "The confirmation does not match this call or has expired; nothing was sent."
 )
 
+// repoKinds are the frame source kinds of the configured repository's own
+// source (code_read, pack_context pins, symbol_map, dependency_graph). Their
+// fingerprints are kept apart (salted with repoMarkSalt) and checked only on
+// open-world exits, not on the assist tools' model requests: those tools
+// exist to send this repository's code to the operator's model (code_explain
+// reads and sends whole files itself), so a diff or a question quoting code
+// the caller read is their ordinary use, not a new exit. Frame markers and
+// item hashes of such frames are checked everywhere, and so are web pages,
+// documents, files, database rows, memories and model output.
+var repoKinds = map[string]bool{"repo_file": true, "symbols": true, "dependencies": true}
+
+// repoMarkSalt separates repository fingerprints from the others.
+const repoMarkSalt uint64 = 0x7265706f5f66696c // "repo_fil"
+
 // Audit notes of the guard (AuditRecord.Egress).
 const (
 	egressNoteFrame     = "frame_phrase"
@@ -147,7 +161,7 @@ type egressVerdict struct {
 // check runs the inbound half for an egress tool. It returns a refusal, or
 // a verdict that either asks (ask set) or lets the call run; call's input
 // state is unwrapped when it carried the guard's acceptance.
-func (g *egressGuard) check(ctx context.Context, p ports.Principal, tool string, raw []byte, args map[string]any, call *catalog.Call) (egressVerdict, error) {
+func (g *egressGuard) check(ctx context.Context, p ports.Principal, tool string, modelBound bool, raw []byte, args map[string]any, call *catalog.Call) (egressVerdict, error) {
 	var v egressVerdict
 	found, overflow := false, false
 	var tokens []uint64
@@ -193,6 +207,11 @@ func (g *egressGuard) check(ctx context.Context, p ports.Principal, tool string,
 				break
 			}
 			marks = append(marks, fps...)
+			if !modelBound {
+				for _, fp := range fps {
+					marks = append(marks, fp^repoMarkSalt)
+				}
+			}
 		}
 		if len(marks) == 0 {
 			break
@@ -279,7 +298,7 @@ func (g *egressGuard) carryAcceptance(v egressVerdict, need *catalog.InputReques
 // texts are every string of the result.
 func (g *egressGuard) observe(ctx context.Context, p ports.Principal, walk func(func(key, s string))) (catalog.FlowLabels, error) {
 	labels := catalog.FlowLabels{Integrity: catalog.IntegrityTrusted, Confidentiality: catalog.ConfidentialityPublic}
-	var bodies []string
+	var bodies, repoBodies []string
 	var tokens []string
 	seen := map[string]bool{}
 	secret, internal := false, false
@@ -307,6 +326,10 @@ func (g *egressGuard) observe(ctx context.Context, p ports.Principal, walk func(
 			}
 			if f.Kind != "url" {
 				internal = true
+			}
+			if repoKinds[f.Kind] {
+				repoBodies = append(repoBodies, f.Body)
+				return
 			}
 			bodies = append(bodies, f.Body)
 		})
@@ -337,6 +360,11 @@ func (g *egressGuard) observe(ctx context.Context, p ports.Principal, walk func(
 		bodies = plain
 	}
 	marks = append(marks, security.RecordFingerprints(strings.Join(bodies, "\n"))...)
+	if len(repoBodies) > 0 {
+		for _, fp := range security.RecordFingerprints(strings.Join(repoBodies, "\n")) {
+			marks = append(marks, fp^repoMarkSalt)
+		}
+	}
 	if err := g.flows.Remember(ctx, subjectOf(p), marks, g.window); err != nil {
 		return labels, catalog.Unavailable("The result could not be recorded for the exfiltration guard; try again shortly.").WithCause(err)
 	}

@@ -124,8 +124,17 @@ func newEgressFixture(t testing.TB, mode string, extraEnv ...string) egressFixtu
 	for i := 0; i+1 < len(extraEnv); i += 2 {
 		env[extraEnv[i]] = extraEnv[i+1]
 	}
+	model := catalog.Define[sendIn, sendOut](catalog.ToolDef{
+		Name: "probe_model", Family: catalog.FamilyAssist, Scope: "tools:read",
+		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_SUMMARIZE_DIFF_PER_MINUTE", Default: 1000},
+		Description: "Sends text to the model. Example: probe_model(text=\"hi\")",
+		Annotations: catalog.Annotations{OpenWorld: true},
+	}).Bind(func(context.Context, catalog.Call, sendIn) (*catalog.Reply[sendOut], error) {
+		return catalog.Answer(sendOut{Sent: true}, "sent"), nil
+	})
 	d := coretest.Deps(coretest.Settings(t, env),
-		portstest.AllowAll{}, coretest.Tools(read, secret, send, ask, echoTool()))
+		portstest.AllowAll{}, coretest.Tools(read, secret, send, ask, echoTool()),
+		coretest.Family(catalog.FamilyAssist, core.Components{Tools: []catalog.ToolSpec{model}}))
 	d.Audit, d.Metrics = f.audit, f.metrics
 	app, err := core.New(d)
 	if err != nil {
@@ -429,4 +438,27 @@ func BenchmarkEgressBenignCall(b *testing.B) {
 func mustJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// TestEgressGuardRepositoryCodeToTheModel: code the caller read from the
+// repository may be quoted to an assist tool (the operator's model), not
+// sent to the open world; its frame marker is refused on both.
+func TestEgressGuardRepositoryCodeToTheModel(t *testing.T) {
+	f := newEgressFixture(t, "refuse", "ARROWHEAD_PROFILE", "full")
+	fr := f.read(t, reader, "repo_file")
+	if _, te := f.send(t, reader, page); te == nil || te.Kind != catalog.KindEgressGuard {
+		t.Fatalf("repository code to the open world: %v", te)
+	}
+	if _, te := coretest.Call(t, f.app, reader, "probe_model", map[string]any{"text": page}); te != nil {
+		t.Fatalf("repository code to the model: %v", te)
+	}
+	marker := fr.Structured["marker"].(string)
+	if _, te := coretest.Call(t, f.app, reader, "probe_model", map[string]any{"text": marker}); te == nil || te.Kind != catalog.KindEgressGuard {
+		t.Fatalf("a frame marker to the model: %v", te)
+	}
+	// A web page's text is refused on the model path too.
+	f.read(t, reader, "url")
+	if _, te := coretest.Call(t, f.app, reader, "probe_model", map[string]any{"text": page}); te == nil || te.Kind != catalog.KindEgressGuard {
+		t.Fatalf("a web page to the model: %v", te)
+	}
 }
