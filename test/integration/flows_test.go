@@ -24,7 +24,10 @@ func TestRedisFlowStoreContract(t *testing.T) {
 	var n atomic.Int32
 	openStore := func(t *testing.T) (ports.FlowStore, func(time.Duration)) {
 		prefix := "arrowhead:contract" + strconv.Itoa(int(n.Add(1))) + ":"
-		s, err := redis.NewRateStore(redisClient(t, url), rateOnly{localStore()}, redis.WithKeyPrefix(prefix))
+		// A generous call timeout: this is about what Redis keeps, not about
+		// a slow Redis, and the suite runs beside others on 2 cores.
+		s, err := redis.NewRateStore(redisClient(t, url), rateOnly{localStore()}, redis.WithKeyPrefix(prefix),
+			redis.WithCallTimeout(10*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -40,7 +43,7 @@ func TestRedisFlowMarksHoldAcrossReplicas(t *testing.T) {
 	srv := startRedisServer(t)
 	ctx := context.Background()
 	newStore := func() *redis.RateStore {
-		s, err := redis.NewRateStore(redisClient(t, srv.URL()), localStore(), redis.WithCallTimeout(200*time.Millisecond))
+		s, err := redis.NewRateStore(redisClient(t, srv.URL()), localStore(), redis.WithCallTimeout(5*time.Second))
 		if err != nil {
 			t.Fatal(err)
 		}
