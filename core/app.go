@@ -80,6 +80,9 @@ type App struct {
 	prompts   map[string]catalog.PromptSpec
 
 	killSwitch atomic.Pointer[map[string]bool]
+
+	// egress is the exfiltration guard (egress.go); nil when it is off.
+	egress *egressGuard
 }
 
 // ErrMissingDependency is returned by New when a dependency is nil.
@@ -119,6 +122,11 @@ func New(d Deps) (*App, error) {
 	if a.scanner == nil {
 		a.scanner = security.NewRandomScanner().WithKnown(d.Settings.SecretValues()...)
 	}
+	eg, err := newEgressGuard(d.Settings, d.Rates)
+	if err != nil {
+		return nil, err
+	}
+	a.egress = eg
 	profile := catalog.Profiles[d.Settings.Profile]
 	for _, m := range d.Families {
 		if !slices.Contains(profile, m.familyID()) || !m.gate(d.Settings) {
@@ -322,23 +330,56 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 	}
 	argErr := err
 	var result catalog.Result
+	var verdict egressVerdict
+	adm.egressNote = &verdict.note
 	err = a.guard(ctx, p, adm, func(ctx context.Context) error {
 		if argErr != nil {
 			return argErr
 		}
-		r, err := invokeTool(e.spec, ctx, catalog.Call{
+		call := catalog.Call{
 			Principal:  p,
 			Caps:       o.caps,
 			Inputs:     o.inputs,
 			InputState: o.inputState,
 			Progress:   o.progress,
-		}, parsed)
-		if err == nil {
-			r = a.redactResult(r)
 		}
+		if a.egress != nil && e.spec.Annotations().OpenWorld {
+			// The assist family's requests go to the operator's model, not
+			// the open world (see repoKinds).
+			modelBound := e.spec.Family() == catalog.FamilyAssist
+			v, err := a.egress.check(ctx, p, name, modelBound, raw, parsed, &call)
+			verdict = v
+			if err != nil {
+				return err
+			}
+			if v.confirmed {
+				verdict.note = egressNoteConfirmed
+			}
+		}
+		r, err := invokeTool(e.spec, ctx, call, parsed)
+		if err != nil {
+			return err
+		}
+		// Redacted before anything else sees it: the labels and the
+		// egress guard's marks describe what the caller receives.
+		r = a.redactResult(r)
+		if r.NeedInput != nil {
+			a.egress.carryAcceptance(verdict, r.NeedInput)
+			result = r
+			return nil
+		}
+		r.Labels, err = a.egress.observe(ctx, p, func(fn func(key, s string)) {
+			walkValue("", r.Structured, fn)
+			fn("", r.Text)
+		})
 		result = r
 		return err
 	})
+	if verdict.ask != nil {
+		// Held for confirmation: the audit line says egress_confirm; the
+		// client gets the question.
+		return catalog.Result{NeedInput: verdict.ask}, nil
+	}
 	if err != nil {
 		return catalog.Result{}, err
 	}

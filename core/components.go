@@ -103,7 +103,17 @@ func (a *App) ReadResource(ctx context.Context, p ports.Principal, uri string, o
 		if err != nil {
 			return err
 		}
-		out = a.redactResources(c)
+		c = a.redactResources(c)
+		// Resource contents carry no _meta labels; their marks are
+		// remembered all the same.
+		if _, err := a.egress.observe(ctx, p, func(fn func(key, s string)) {
+			for _, rc := range c {
+				fn("", rc.Text)
+			}
+		}); err != nil {
+			return err
+		}
+		out = c
 		return nil
 	})
 	return out, err
@@ -185,7 +195,15 @@ func (a *App) GetPrompt(ctx context.Context, p ports.Principal, name string, arg
 		if err != nil {
 			return err
 		}
-		out = a.redactPrompt(r)
+		r = a.redactPrompt(r)
+		if _, err := a.egress.observe(ctx, p, func(fn func(key, s string)) {
+			for _, m := range r.Messages {
+				fn("", m.Text)
+			}
+		}); err != nil {
+			return err
+		}
+		out = r
 		return nil
 	})
 	return out, err

@@ -30,6 +30,9 @@ type admission struct {
 	unknownMsg string
 	shapes     map[string]string
 	carrier    ports.TraceCarrier
+	// egressNote, when set, points at the exfiltration guard's note for
+	// the audit line (egress.go), filled in while the call runs.
+	egressNote *string
 }
 
 // guard runs fn behind the full chain: span, audit start, kill switch, rate
@@ -59,10 +62,19 @@ func (a *App) guard(ctx context.Context, p ports.Principal, adm admission, fn fu
 		Latency:   elapsed,
 		TraceID:   span.TraceID(),
 		Cause:     internalCause(err),
+		Egress:    adm.note(),
 	})
 	a.metrics.RecordCall(ctx, adm.kind, adm.name, status, refusal, elapsed)
 	span.End(status, refusal)
 	return err
+}
+
+// note returns the exfiltration guard's audit note, if any.
+func (adm admission) note() string {
+	if adm.egressNote == nil {
+		return ""
+	}
+	return *adm.egressNote
 }
 
 // admit applies the kill switch, the rate limit and the scope check, in that
@@ -105,7 +117,7 @@ func (a *App) limit(ctx context.Context, p ports.Principal, kind ports.Component
 	if !a.settings.RateLimitEnabled || perMinute <= 0 {
 		return nil
 	}
-	key := subjectOf(p) + "\x00" + string(kind) + "\x00" + name
+	key := callerKey(p) + "\x00" + string(kind) + "\x00" + name
 	d, err := a.rates.Take(ctx, key, perMinute)
 	if err != nil {
 		// The store promises a local fallback; if it still fails, fail
@@ -167,6 +179,16 @@ func subjectOf(p ports.Principal) string {
 		return "anonymous"
 	}
 	return p.Subject
+}
+
+// callerKey is who per-caller state (rate budgets, the egress guard's
+// marks) belongs to: the principal's issuer-qualified key, so a token's
+// subject never shares the stdio operator's or another issuer's budget.
+func callerKey(p ports.Principal) string {
+	if !p.Authenticated || p.Subject == "" {
+		return "anonymous"
+	}
+	return p.Key()
 }
 
 // internalCause names the Go type of a masked error's cause for operators,

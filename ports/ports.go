@@ -174,6 +174,10 @@ type AuditRecord struct {
 	// Cause is the Go type of an internal error (never its text, which may
 	// carry caller values).
 	Cause string
+	// Egress is the exfiltration guard's note: what it found in an egress
+	// call's arguments (frame_phrase, returned_content) or that the user
+	// confirmed the call (confirmed); empty otherwise.
+	Egress string
 }
 
 // AuditSink receives exactly one record per guarded call. Implementations

@@ -104,6 +104,9 @@ type RateStore struct {
 	// two).
 	shardMask uint64
 	maxKeys   int
+
+	// flows holds the exfiltration guard's per-caller marks (flows.go).
+	flows flowTable
 }
 
 type rateShard struct {
@@ -138,6 +141,7 @@ func NewRateStore(clock ports.Clock, opts ...RateOption) *RateStore {
 		shards:    make([]rateShard, n),
 		shardMask: uint64(n - 1),
 		maxKeys:   cfg.maxKeys,
+		flows:     newFlowTable(),
 	}
 	// Split the cap so the shards' shares add up to exactly maxKeys.
 	for i := range s.shards {

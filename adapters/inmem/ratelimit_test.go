@@ -398,3 +398,10 @@ func TestRateStoreRefundGivesBackOneToken(t *testing.T) {
 		t.Fatal("a refund created a bucket")
 	}
 }
+
+func TestFlowStoreContract(t *testing.T) {
+	portstest.RunFlowStoreContract(t, func(t *testing.T) (ports.FlowStore, func(time.Duration)) {
+		c := newFakeClock()
+		return inmem.NewRateStore(c), func(d time.Duration) { c.Advance(d) }
+	})
+}

@@ -233,11 +233,23 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		}
 		return server.NewInputRequestBuilder(in.State).Elicit(in.ID, params).ToolResult(), nil
 	}
-	return &mcp.CallToolResult{
+	out := &mcp.CallToolResult{
 		Content:           []mcp.Content{mcp.NewTextContent(res.Text)},
 		StructuredContent: res.Structured,
-	}, nil
+	}
+	if res.Labels.Integrity != "" {
+		out.Meta = mcp.NewMetaFromMap(map[string]any{FlowMetaKey: map[string]any{
+			"integrity": res.Labels.Integrity, "confidentiality": res.Labels.Confidentiality,
+		}})
+	}
+	return out, nil
 }
+
+// FlowMetaKey carries a result's information-flow labels in its _meta:
+// integrity (trusted or untrusted) and confidentiality (public, internal or
+// secret), derived by the guard chain from what the tool returned, for a
+// client that applies its own policy.
+const FlowMetaKey = "io.arrowhead/flow"
 
 // ErrorMetaKey carries a refusal's kind and hints in the result _meta.
 const ErrorMetaKey = "io.arrowhead/error"

@@ -32,6 +32,9 @@ const (
 	FieldTraceID   = "trace_id"
 	FieldSpanID    = "span_id"
 	FieldCause     = "cause"
+	// FieldEgress is the exfiltration guard's note (what it found, or that
+	// the user confirmed the call); absent when it had nothing to say.
+	FieldEgress = "egress"
 )
 
 // AuditMessage is the msg of every audit line.
@@ -131,6 +134,9 @@ func (s *AuditSink) Record(ctx context.Context, rec ports.AuditRecord) {
 	}
 	if rec.Cause != "" {
 		fields = append(fields, zap.String(FieldCause, rec.Cause))
+	}
+	if rec.Egress != "" {
+		fields = append(fields, zap.String(FieldEgress, rec.Egress))
 	}
 
 	if level == zapcore.ErrorLevel {

@@ -82,10 +82,11 @@ func keysOf(m map[string]any) []string {
 	return keys
 }
 
-// unlimited is a rate store that always admits.
-type unlimited struct{}
+// unlimited is a rate store that always admits (and keeps flow marks, as
+// the guard chain needs, in its Counter).
+type unlimited struct{ portstest.Counter }
 
-func (unlimited) Take(context.Context, string, int) (ports.RateDecision, error) {
+func (*unlimited) Take(context.Context, string, int) (ports.RateDecision, error) {
 	return ports.RateDecision{Allowed: true}, nil
 }
 
@@ -139,7 +140,7 @@ func newProbeApp(t testing.TB, sink ports.AuditSink, tracer ports.Tracer, metric
 	app, err := core.New(core.Deps{
 		Settings:   settings.Defaults(),
 		Authorizer: portstest.AllowAll{},
-		Rates:      unlimited{},
+		Rates:      &unlimited{},
 		Audit:      sink,
 		Tracer:     tracer,
 		Metrics:    metrics,

@@ -103,6 +103,8 @@ type Result struct {
 	Structured map[string]any
 	Text       string
 	NeedInput  *InputRequest
+	// Labels are set by the guard chain, never by a handler.
+	Labels FlowLabels
 }
 
 // ToolDef is what a family writes to define a tool, beside its input and

@@ -74,6 +74,9 @@ type Settings struct {
 	FetchMaxRedirects     int
 	EgressAllowedHosts    []string
 	EgressAllowedPorts    []int
+	// EgressGuard is the exfiltration guard's mode: refuse, confirm or off.
+	EgressGuard              string
+	EgressGuardWindowSeconds float64
 
 	ExpressionMaxLength int
 
@@ -227,7 +230,7 @@ var Extensions = []string{
 	"ARROWHEAD_REPO_ALLOWED_NAMES", "ARROWHEAD_REPO_SEARCH_MAX_TOTAL_BYTES", "ARROWHEAD_REPO_SEARCH_TIMEOUT_MS",
 	"ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB", "ARROWHEAD_SQL_WORK_MEM_MB", "ARROWHEAD_RATE_LIMIT_FALLBACK_SHARE",
 	"ARROWHEAD_EXEC_TEST_MEMORY_BYTES", "ARROWHEAD_EXEC_TEST_CPU_SECONDS",
-	"ARROWHEAD_REDACT_READS",
+	"ARROWHEAD_REDACT_READS", "ARROWHEAD_EGRESS_GUARD", "ARROWHEAD_EGRESS_GUARD_WINDOW_SECONDS",
 }
 
 // SecretValues are the effective values of every variable marked secret

@@ -130,6 +130,12 @@ func (s *Settings) vars() []*Var {
 			portList("ARROWHEAD_EGRESS_ALLOWED_PORTS", "", &s.EgressAllowedPorts).
 				means("Ports allowed besides 80 and 443; empty allows only those two."),
 		),
+		in(Section{Title: "Exfiltration guard", About: "What stops content this server returned from being sent straight back out. Egress tools (those that reach the open world: safe_fetch, doc_retrieve, notify_webhook, the assist tools, run_snippet, run_tests) are checked when their arguments carry a frame marker or item hash this server issued, or text matching (winnowing fingerprints, a shared run of 64 letters and digits is always found) what it returned to the same caller as untrusted or secret-bearing within the window. The marks live in the rate-limit store, so with Redis they hold across replicas."},
+			text("ARROWHEAD_EGRESS_GUARD", "confirm", &s.EgressGuard, oneOf("refuse", "confirm", "off")).
+				means("refuse refuses such a call; confirm asks the user through elicitation (accept runs it, decline refuses it) and refuses when the client cannot elicit; off checks nothing and records nothing."),
+			seconds("ARROWHEAD_EGRESS_GUARD_WINDOW_SECONDS", "3600", &s.EgressGuardWindowSeconds).
+				means("How long content returned to a caller stays recognisable to the guard, in seconds."),
+		),
 		in(Section{Title: "calculate", About: "Bounds on the arithmetic evaluator."},
 			integer("ARROWHEAD_EXPRESSION_MAX_LENGTH", "200", &s.ExpressionMaxLength, between(1, 10000)).
 				means("The longest expression calculate accepts, in characters."),

@@ -103,11 +103,48 @@ func (AllowAll) Authorize(context.Context, ports.Principal, ports.Action, ports.
 
 // Counter is a rate store that admits perMinute calls per key and never
 // refills: deterministic for tests.
+//
+// It also keeps flow marks (ports.FlowStore) in memory, expiring them on the
+// system clock: the exfiltration guard of an app under test records and
+// recalls through it as through the real stores.
 type Counter struct {
 	mu    sync.Mutex
 	seen  map[string]int
 	Err   error
 	Calls int
+	marks map[string]map[uint64]time.Time
+}
+
+// Remember implements ports.FlowStore.
+func (c *Counter) Remember(_ context.Context, caller string, marks []uint64, ttl time.Duration) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.marks == nil {
+		c.marks = map[string]map[uint64]time.Time{}
+	}
+	m := c.marks[caller]
+	if m == nil {
+		m = map[uint64]time.Time{}
+		c.marks[caller] = m
+	}
+	until := time.Now().Add(ttl)
+	for _, k := range marks {
+		m[k] = until
+	}
+	return nil
+}
+
+// Recall implements ports.FlowStore.
+func (c *Counter) Recall(_ context.Context, caller string, marks []uint64) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now, n := time.Now(), 0
+	for _, k := range marks {
+		if until, ok := c.marks[caller][k]; ok && now.Before(until) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // Take implements ports.RateStore.
