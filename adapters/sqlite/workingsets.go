@@ -143,11 +143,12 @@ func (w *WorkingSets) Pin(ctx context.Context, owner, name string, add []ports.W
 	return ports.WorkingSet{Name: name, Items: merged}, nil
 }
 
-// Unpin implements ports.WorkingSets.
+// Unpin implements ports.WorkingSets. It only shrinks a set, so it runs
+// on a full disk too (Store.Delete).
 func (w *WorkingSets) Unpin(ctx context.Context, owner, name string, keys []ports.WorkingSetItem) (ports.WorkingSet, error) {
 	var kept []ports.WorkingSetItem
 	ok := OwnerKey(owner)
-	err := w.s.Write(ctx, func(tx *Tx) error {
+	err := w.s.Delete(ctx, func(tx *Tx) error {
 		items, found, err := getSet(ctx, tx, ok, name)
 		if err != nil {
 			return err
@@ -164,9 +165,10 @@ func (w *WorkingSets) Unpin(ctx context.Context, owner, name string, keys []port
 	return ports.WorkingSet{Name: name, Items: kept}, nil
 }
 
-// Delete implements ports.WorkingSets.
+// Delete implements ports.WorkingSets. It runs on a full disk too
+// (Store.Delete).
 func (w *WorkingSets) Delete(ctx context.Context, owner, name string) error {
-	return w.s.Write(ctx, func(tx *Tx) error {
+	return w.s.Delete(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM ws_set WHERE owner = ? AND name = ?", OwnerKey(owner), name)
 		if err != nil {
 			return err

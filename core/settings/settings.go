@@ -116,6 +116,9 @@ type Settings struct {
 
 	// DataDir holds the embedded vector index (extension variable).
 	DataDir string
+	// DataMinFreeBytes is the free space under which the embedded store
+	// reports degraded (extension variable).
+	DataMinFreeBytes int
 
 	HybridRRFK                int
 	HybridCandidateMultiplier int
@@ -222,7 +225,7 @@ var Extensions = []string{
 	"ARROWHEAD_DATA_DIR", "ARROWHEAD_OAUTH_SCOPE_CLAIM", "ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "ARROWHEAD_METRICS_ADDR", "ARROWHEAD_NOTIFY_SIGNING_SECRET", "ARROWHEAD_STATE_DSN",
 	"ARROWHEAD_REPO_ALLOWED_NAMES", "ARROWHEAD_REPO_SEARCH_MAX_TOTAL_BYTES", "ARROWHEAD_REPO_SEARCH_TIMEOUT_MS",
 	"ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB", "ARROWHEAD_SQL_WORK_MEM_MB", "ARROWHEAD_RATE_LIMIT_FALLBACK_SHARE",
-	"ARROWHEAD_EXEC_TEST_MEMORY_BYTES", "ARROWHEAD_EXEC_TEST_CPU_SECONDS",
+	"ARROWHEAD_EXEC_TEST_MEMORY_BYTES", "ARROWHEAD_EXEC_TEST_CPU_SECONDS", "ARROWHEAD_DATA_MIN_FREE_BYTES",
 }
 
 // DefaultToolLimitVar is the fallback ceiling for a tool without its own.
