@@ -31,7 +31,6 @@ var (
 	wsOwnersKey = []byte("owners")
 )
 
-
 // WorkingSets is ports.WorkingSets in the embedded store: every change is
 // one fsynced transaction, so bounds are checked and applied atomically
 // and an acknowledged pin survives a restart.
