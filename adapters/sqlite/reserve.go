@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"strconv"
+	"syscall"
 )
 
 // The reserve keeps deletes working on a full disk. In WAL mode a delete
@@ -52,20 +53,23 @@ func (r *reserve) held() bool {
 
 // ensure puts the reserve in place when it is missing and the disk has
 // room for it and as much again (so that taking it does not leave the
-// disk full at once); it reports whether the reserve is in place. Several
-// processes may race here: each allocates a file of its own and renames it
-// over the reserve, which leaves one.
-func (r *reserve) ensure() bool {
+// disk full at once), and reports whether the store counts as full: the
+// reserve is missing and the disk has no room to put it back. A reserve
+// that cannot be written for another reason (a read-only directory) does
+// not make the store full: its writes then fail, and say why, on their
+// own. Several processes may race here: each allocates a file of its own
+// and renames it over the reserve, which leaves one.
+func (r *reserve) ensure() (full bool) {
 	if r.held() {
-		return true
-	}
-	if free, err := freeBytes(r.path); err != nil || free < 2*r.size {
 		return false
+	}
+	if free, err := freeBytes(r.path); err == nil && free < 2*r.size {
+		return true
 	}
 	tmp := r.path + "." + strconv.Itoa(os.Getpid())
 	f, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
-		return false
+		return noRoom(err)
 	}
 	err = allocate(f, r.size)
 	if cerr := f.Close(); err == nil {
@@ -76,9 +80,14 @@ func (r *reserve) ensure() bool {
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		return false
+		return noRoom(err)
 	}
-	return true
+	return false
+}
+
+// noRoom reports whether err is the file system's "no space" (or quota).
+func noRoom(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // release removes the reserve, giving its space to the deletes.

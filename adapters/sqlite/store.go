@@ -404,7 +404,7 @@ func (s *Store) commitGroup(calls []writeCall) []error {
 	}
 	defer s.turn.release()
 
-	full := !s.reserve.ensure()
+	full := s.reserve.ensure()
 	run := s.admit(calls, full, results)
 	err := s.runBatch(calls, run, results)
 	if errors.Is(err, ErrFull) && !full {
@@ -608,7 +608,7 @@ func (s *Store) HealthReason(ctx context.Context) (ports.HealthState, string) {
 		}
 		return ports.HealthDown, "the embedded store cannot be read: " + err.Error()
 	}
-	if !s.reserve.ensure() {
+	if s.reserve.ensure() {
 		return ports.HealthDown, ErrFull.Error()
 	}
 	if f := s.fault.Load(); f != nil {
