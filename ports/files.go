@@ -26,6 +26,10 @@ var (
 // generic failure; repeating the write is safe where the port says how.
 var ErrOutcomeUnknown = errors.New("the write may or may not have been applied")
 
+// ErrStoreFull is a write a store refused, whole and unapplied, because
+// its disk is full. Deletes still work there, so a caller can free space.
+var ErrStoreFull = errors.New("the store's disk is full")
+
 // FileInfo describes a file inside a jail.
 type FileInfo struct {
 	// Path is the slash-separated path relative to the jail root.

@@ -262,3 +262,12 @@ type HealthReporter interface {
 	Name() string
 	Health(ctx context.Context) HealthState
 }
+
+// HealthExplainer is a HealthReporter that can also say why it is not ok:
+// /ready shows the reason beside the state. The reason is one sentence
+// for an operator that names no path, value or secret; it is empty when
+// the state is HealthOK.
+type HealthExplainer interface {
+	HealthReporter
+	HealthReason(ctx context.Context) (HealthState, string)
+}

@@ -2,7 +2,9 @@ package ports
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 )
 
@@ -25,6 +27,10 @@ var (
 	// ErrSetsExhausted refuses creating a set beyond the store-wide bound,
 	// so many distinct owners cannot grow the store without limit either.
 	ErrSetsExhausted = errors.New("the working set store is full")
+	// ErrWorkingSetDamaged is a stored set that does not decode to the
+	// stored form (DecodeWorkingSetItems): a damaged value, never a
+	// different set.
+	ErrWorkingSetDamaged = errors.New("a stored working set is damaged")
 )
 
 // WorkingSetItem is one pinned reference.
@@ -57,6 +63,63 @@ type WorkingSetLimits struct {
 	MaxItemsPerSet int
 	// MaxSetsTotal bounds how many sets the store holds over all owners.
 	MaxSetsTotal int
+}
+
+// Check refuses limits a store cannot enforce: each must be positive.
+// Every backend's constructor calls it.
+func (l WorkingSetLimits) Check() error {
+	if l.MaxSetsPerOwner <= 0 || l.MaxItemsPerSet <= 0 || l.MaxSetsTotal <= 0 {
+		return errors.New("ARROWHEAD_WORKINGSET_MAX_SETS and ARROWHEAD_WORKINGSET_MAX_ITEMS must be positive")
+	}
+	return nil
+}
+
+// RoomForSet is the bound every backend checks before it creates a set:
+// mine is how many sets the owner holds, total how many the store holds.
+// ErrTooManySets or ErrSetsExhausted when one more would exceed a bound.
+func (l WorkingSetLimits) RoomForSet(mine, total int) error {
+	switch {
+	case mine >= l.MaxSetsPerOwner:
+		return ErrTooManySets
+	case total >= l.MaxSetsTotal:
+		return ErrSetsExhausted
+	}
+	return nil
+}
+
+// storedItem is an item as every backend stores it: a JSON list of
+// objects with short keys, so a set of many pins stays small.
+type storedItem struct {
+	Kind       string `json:"k"`
+	Identifier string `json:"i"`
+	Note       string `json:"n,omitempty"`
+}
+
+// EncodeWorkingSetItems is the stored form of a set's items, which every
+// backend writes (DecodeWorkingSetItems reads it back).
+func EncodeWorkingSetItems(items []WorkingSetItem) ([]byte, error) {
+	out := make([]storedItem, len(items))
+	for i, it := range items {
+		out[i] = storedItem{Kind: it.Kind, Identifier: it.Identifier, Note: it.Note}
+	}
+	return json.Marshal(out)
+}
+
+// DecodeWorkingSetItems reads the stored form back. A value that is not
+// that form, or names a kind no pin has, is ErrWorkingSetDamaged.
+func DecodeWorkingSetItems(raw []byte) ([]WorkingSetItem, error) {
+	var in []storedItem
+	if err := json.Unmarshal(raw, &in); err != nil {
+		return nil, fmt.Errorf("%w: it does not decode", ErrWorkingSetDamaged)
+	}
+	items := make([]WorkingSetItem, len(in))
+	for i, it := range in {
+		if it.Kind != PinDoc && it.Kind != PinRepoFile {
+			return nil, fmt.Errorf("%w: an item of an unknown kind", ErrWorkingSetDamaged)
+		}
+		items[i] = WorkingSetItem{Kind: it.Kind, Identifier: it.Identifier, Note: it.Note}
+	}
+	return items, nil
 }
 
 // WorkingSets stores the context packer's working sets, keyed by the

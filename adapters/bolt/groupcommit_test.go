@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.etcd.io/bbolt"
+
+	"github.com/arrowhead-go/arrowhead/internal/groupcommit"
 )
 
 // waitFor polls cond: the test steers goroutines into a known arrival
@@ -74,16 +76,7 @@ func TestCallsGatheredDuringACommitShareTheNextTransaction(t *testing.T) {
 	// The first caller leads a batch of its own, blocked on the writer.
 	start("first", "", ok)
 	waitFor(t, "the first batch is committing", func() bool {
-		s.group.mu.Lock()
-		defer s.group.mu.Unlock()
-		if s.group.open != nil || s.group.returns != 0 {
-			return false
-		}
-		if s.group.writer.TryLock() {
-			s.group.writer.Unlock() // its leader has not reached the writer yet
-			return false
-		}
-		return true
+		return s.group.State() == groupcommit.State{Committing: 1}
 	})
 	// The next five gather behind it, in this order.
 	order := []struct {
@@ -103,9 +96,7 @@ func TestCallsGatheredDuringACommitShareTheNextTransaction(t *testing.T) {
 		}
 		start(c.name, previous, c.outcome)
 		waitFor(t, c.name+" has joined the batch", func() bool {
-			s.group.mu.Lock()
-			defer s.group.mu.Unlock()
-			return s.group.open != nil && len(s.group.open.calls) == i+1
+			return s.group.State() == groupcommit.State{Committing: 1, Gathering: i + 1}
 		})
 	}
 	close(release)
@@ -146,31 +137,5 @@ func TestCallsGatheredDuringACommitShareTheNextTransaction(t *testing.T) {
 	}
 	if want := "map[b1:true b2:true b5:true first:true]"; fmt.Sprint(got) != want {
 		t.Errorf("store holds %v, want %s", got, want)
-	}
-}
-
-// A batch waits for the callers gathered before the last commit ended and
-// for that commit's callers while they are due back; long after it, for
-// nobody but itself.
-func TestBatchExpectsTheLastCommitsCallersOnlyWhileTheyAreDue(t *testing.T) {
-	now := time.Now()
-	cases := []struct {
-		name            string
-		before, returns int
-		endedAgo        time.Duration
-		want            int
-	}{
-		{"first batch ever", 0, 0, time.Hour, 1},
-		{"eight callers just acknowledged", 0, 8, 0, 8},
-		{"one waiting, one acknowledged", 1, 1, groupWait / 2, 2},
-		{"acknowledged callers long gone", 0, 8, 2 * groupWait, 1},
-		{"waiting callers count however old", 3, 8, time.Hour, 3},
-		{"bounded", groupMax, groupMax, 0, groupMax},
-	}
-	for _, c := range cases {
-		g := groupCommit{returns: c.returns, doneAt: now.Add(-c.endedAgo)}
-		if got := g.expectation(&gathering{before: c.before}, now); got != c.want {
-			t.Errorf("%s: expect %d calls, want %d", c.name, got, c.want)
-		}
 	}
 }

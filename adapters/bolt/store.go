@@ -78,6 +78,7 @@ import (
 	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/internal/groupcommit"
 )
 
 const (
@@ -138,7 +139,7 @@ func ConfigFromSettings(s settings.Settings) Config {
 type Store struct {
 	db *bbolt.DB
 
-	group groupCommit // gathers Batch calls
+	group groupcommit.Group[func(*bbolt.Tx) error] // gathers Batch calls
 
 	mu      sync.Mutex // guards claimed
 	claimed map[string]bool
@@ -329,19 +330,46 @@ func (s *Store) run(write bool, fn func(tx *bbolt.Tx) error) error {
 
 // runBatch is a group-committed write transaction, guarded like run.
 func (s *Store) runBatch(fn func(tx *bbolt.Tx) error) error {
-	return s.classify(s.group.run(fn, s.commitGroup))
+	return s.classify(s.group.Run(fn, s.commitGroup))
 }
 
-// commitGroup runs calls in order in one write transaction. When one
+// commitGroup commits calls, gathered by s.group, and returns each one's
+// result. bbolt has no savepoints: when a call fails, the transaction
+// rolls back and is run again without it. Every call before the failed
+// one then runs again on the state it ran on, so the failure stands as
+// that call's answer.
+func (s *Store) commitGroup(calls []func(*bbolt.Tx) error) []error {
+	results := make([]error, len(calls))
+	pending := calls
+	index := make([]int, len(calls)) // pending[i] is calls[index[i]]
+	for i := range index {
+		index[i] = i
+	}
+	for len(pending) > 0 {
+		failed, err := s.commitOnce(pending)
+		if failed < 0 {
+			for _, i := range index {
+				results[i] = err
+			}
+			break
+		}
+		results[index[failed]] = err
+		pending = append(pending[:failed:failed], pending[failed+1:]...)
+		index = append(index[:failed:failed], index[failed+1:]...)
+	}
+	return results
+}
+
+// commitOnce runs calls in order in one write transaction. When one
 // fails (or panics on a damaged page), the transaction rolls back and its
 // index is returned with its error; otherwise failed is -1 and err is the
 // commit's.
-func (s *Store) commitGroup(calls []groupCall) (failed int, err error) {
+func (s *Store) commitOnce(calls []func(*bbolt.Tx) error) (failed int, err error) {
 	failed = -1
 	err = guard(func() error {
 		return s.db.Update(func(tx *bbolt.Tx) error {
-			for i, c := range calls {
-				if err := guard(func() error { return c.fn(tx) }); err != nil {
+			for i, fn := range calls {
+				if err := guard(func() error { return fn(tx) }); err != nil {
 					failed = i
 					return err
 				}

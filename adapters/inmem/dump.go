@@ -84,7 +84,7 @@ func (w *WorkingSets) Dump(ctx context.Context, fn func(WorkingSetDump) error) e
 			d := WorkingSetDump{Owner: append([]byte(nil), owner...)}
 			err := ob.ForEach(func(name, v []byte) error {
 				if v == nil {
-					return fmt.Errorf("%w: a nested bucket", errWorkingSetCorrupt)
+					return fmt.Errorf("%w: a nested bucket", ports.ErrWorkingSetDamaged)
 				}
 				items, err := decodeItems(append(append([]byte(nil), owner...), name...), v)
 				if err != nil {

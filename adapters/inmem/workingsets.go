@@ -3,7 +3,6 @@ package inmem
 import (
 	"context"
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -32,9 +31,6 @@ var (
 	wsOwnersKey = []byte("owners")
 )
 
-// errWorkingSetCorrupt is a damaged value in the namespace.
-var errWorkingSetCorrupt = errors.New("a working set in the embedded store is damaged")
-
 // WorkingSets is ports.WorkingSets in the embedded store: every change is
 // one fsynced transaction, so bounds are checked and applied atomically
 // and an acknowledged pin survives a restart.
@@ -49,8 +45,8 @@ func NewWorkingSets(ns *bolt.Namespace, limits ports.WorkingSetLimits) (*Working
 	if ns == nil {
 		return nil, errors.New("working sets need the embedded store (ARROWHEAD_DATA_DIR)")
 	}
-	if limits.MaxSetsPerOwner <= 0 || limits.MaxItemsPerSet <= 0 || limits.MaxSetsTotal <= 0 {
-		return nil, errors.New("ARROWHEAD_WORKINGSET_MAX_SETS and ARROWHEAD_WORKINGSET_MAX_ITEMS must be positive")
+	if err := limits.Check(); err != nil {
+		return nil, err
 	}
 	return &WorkingSets{ns: ns, limits: limits}, nil
 }
@@ -59,18 +55,9 @@ func NewWorkingSets(ns *bolt.Namespace, limits ports.WorkingSetLimits) (*Working
 // another key fails its check.
 func sealKey(owner, name string) []byte { return append(ownerKey(owner), name...) }
 
-type wsItem struct {
-	Kind       string `json:"k"`
-	Identifier string `json:"i"`
-	Note       string `json:"n,omitempty"`
-}
-
+// encodeItems is the stored form of items, sealed to key.
 func encodeItems(key []byte, items []ports.WorkingSetItem) ([]byte, error) {
-	out := make([]wsItem, len(items))
-	for i, it := range items {
-		out[i] = wsItem{Kind: it.Kind, Identifier: it.Identifier, Note: it.Note}
-	}
-	b, err := json.Marshal(out)
+	b, err := ports.EncodeWorkingSetItems(items)
 	if err != nil {
 		return nil, err
 	}
@@ -80,17 +67,9 @@ func encodeItems(key []byte, items []ports.WorkingSetItem) ([]byte, error) {
 func decodeItems(key, sealed []byte) ([]ports.WorkingSetItem, error) {
 	b, err := bolt.Unseal(key, sealed)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", errWorkingSetCorrupt, err)
+		return nil, fmt.Errorf("%w: %w", ports.ErrWorkingSetDamaged, err)
 	}
-	var in []wsItem
-	if err := json.Unmarshal(b, &in); err != nil {
-		return nil, fmt.Errorf("%w: %w", errWorkingSetCorrupt, err)
-	}
-	items := make([]ports.WorkingSetItem, len(in))
-	for i, it := range in {
-		items[i] = ports.WorkingSetItem{Kind: it.Kind, Identifier: it.Identifier, Note: it.Note}
-	}
-	return items, nil
+	return ports.DecodeWorkingSetItems(b)
 }
 
 func readTotal(b *bbolt.Bucket) (uint64, error) {
@@ -100,7 +79,7 @@ func readTotal(b *bbolt.Bucket) (uint64, error) {
 	}
 	raw, err := bolt.Unseal(wsTotalKey, v)
 	if err != nil || len(raw) != 8 {
-		return 0, fmt.Errorf("%w: the set count", errWorkingSetCorrupt)
+		return 0, fmt.Errorf("%w: the set count", ports.ErrWorkingSetDamaged)
 	}
 	return binary.LittleEndian.Uint64(raw), nil
 }
@@ -162,14 +141,15 @@ func (w *WorkingSets) Pin(ctx context.Context, owner, name string, add []ports.W
 		}
 		var total uint64
 		if !exists {
-			if ob != nil && countKeys(ob) >= w.limits.MaxSetsPerOwner {
-				return ports.ErrTooManySets
+			mine := 0
+			if ob != nil {
+				mine = countKeys(ob)
 			}
 			if total, err = readTotal(b); err != nil {
 				return err
 			}
-			if total >= uint64(w.limits.MaxSetsTotal) {
-				return ports.ErrSetsExhausted
+			if err := w.limits.RoomForSet(mine, int(total)); err != nil {
+				return err
 			}
 		}
 		if merged, err = ports.MergePins(items, add, w.limits.MaxItemsPerSet); err != nil {
@@ -245,7 +225,7 @@ func (w *WorkingSets) Delete(ctx context.Context, owner, name string) error {
 			return err
 		}
 		if total == 0 {
-			return fmt.Errorf("%w: the set count", errWorkingSetCorrupt)
+			return fmt.Errorf("%w: the set count", ports.ErrWorkingSetDamaged)
 		}
 		return writeTotal(b, total-1)
 	})

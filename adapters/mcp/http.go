@@ -312,15 +312,24 @@ func lowerAll(in []string) []string {
 	return out
 }
 
-// ready reports every configured dependency; degraded still serves (200),
-// down does not (503).
+// ready reports every configured dependency, with the reason of each that
+// gives one (ports.HealthExplainer); degraded still serves (200), down
+// does not (503).
 func ready(w http.ResponseWriter, r *http.Request, deps []ports.HealthReporter) {
 	ctx, cancel := context.WithTimeout(r.Context(), readyTimeout)
 	defer cancel()
-	checks := map[string]string{}
+	checks, reasons := map[string]string{}, map[string]string{}
 	overall := ports.HealthOK
 	for _, d := range deps {
-		st := d.Health(ctx)
+		var st ports.HealthState
+		if e, ok := d.(ports.HealthExplainer); ok {
+			var why string
+			if st, why = e.HealthReason(ctx); why != "" {
+				reasons[d.Name()] = why
+			}
+		} else {
+			st = d.Health(ctx)
+		}
 		checks[d.Name()] = string(st)
 		switch {
 		case st == ports.HealthDown:
@@ -333,7 +342,11 @@ func ready(w http.ResponseWriter, r *http.Request, deps []ports.HealthReporter) 
 	if overall == ports.HealthDown {
 		code = http.StatusServiceUnavailable
 	}
-	writeJSON(w, code, map[string]any{"status": string(overall), "checks": checks})
+	body := map[string]any{"status": string(overall), "checks": checks}
+	if len(reasons) > 0 {
+		body["reasons"] = reasons
+	}
+	writeJSON(w, code, body)
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

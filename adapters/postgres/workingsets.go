@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -39,10 +38,6 @@ const (
 	wsCreateLockKey int64 = 0x61687773657473
 )
 
-// errWorkingSetDamaged is a row whose items are not the JSON list this
-// adapter writes.
-var errWorkingSetDamaged = errors.New("a working set in the state database is damaged")
-
 // WorkingSets is ports.WorkingSets on PostgreSQL (ARROWHEAD_STATE_DSN):
 // every replica on the database sees the same sets. Each method is one
 // transaction. A pin into an existing set locks that set's row, so
@@ -64,8 +59,8 @@ func NewWorkingSets(pool *Pool, limits ports.WorkingSetLimits) (*WorkingSets, er
 	if pool == nil {
 		return nil, errors.New("working sets on PostgreSQL need a connection pool (ARROWHEAD_STATE_DSN)")
 	}
-	if limits.MaxSetsPerOwner <= 0 || limits.MaxItemsPerSet <= 0 || limits.MaxSetsTotal <= 0 {
-		return nil, errors.New("ARROWHEAD_WORKINGSET_MAX_SETS and ARROWHEAD_WORKINGSET_MAX_ITEMS must be positive")
+	if err := limits.Check(); err != nil {
+		return nil, err
 	}
 	return &WorkingSets{pool: pool, limits: limits}, nil
 }
@@ -88,36 +83,6 @@ func (w *WorkingSets) Health(ctx context.Context) ports.HealthState {
 	})
 }
 
-// wsItem is one pin as stored: the same short keys as the embedded store.
-type wsItem struct {
-	Kind       string `json:"k"`
-	Identifier string `json:"i"`
-	Note       string `json:"n,omitempty"`
-}
-
-func encodeWorkingSet(items []ports.WorkingSetItem) ([]byte, error) {
-	out := make([]wsItem, len(items))
-	for i, it := range items {
-		out[i] = wsItem{Kind: it.Kind, Identifier: it.Identifier, Note: it.Note}
-	}
-	return json.Marshal(out)
-}
-
-func decodeWorkingSet(raw []byte) ([]ports.WorkingSetItem, error) {
-	var in []wsItem
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, errWorkingSetDamaged
-	}
-	items := make([]ports.WorkingSetItem, len(in))
-	for i, it := range in {
-		if it.Kind != ports.PinDoc && it.Kind != ports.PinRepoFile {
-			return nil, errWorkingSetDamaged
-		}
-		items[i] = ports.WorkingSetItem{Kind: it.Kind, Identifier: it.Identifier, Note: it.Note}
-	}
-	return items, nil
-}
-
 // read returns the set's items under query (wsSelect or
 // wsSelectForUpdate); found is false when the owner has no such set.
 func readWorkingSet(ctx context.Context, tx pgx.Tx, query, owner, name string) (items []ports.WorkingSetItem, found bool, err error) {
@@ -128,7 +93,7 @@ func readWorkingSet(ctx context.Context, tx pgx.Tx, query, owner, name string) (
 	case err != nil:
 		return nil, false, err
 	}
-	items, err = decodeWorkingSet(raw)
+	items, err = ports.DecodeWorkingSetItems(raw)
 	return items, err == nil, err
 }
 
@@ -178,7 +143,7 @@ func (w *WorkingSets) Pin(ctx context.Context, owner, name string, add []ports.W
 		if merged, err = ports.MergePins(items, add, w.limits.MaxItemsPerSet); err != nil {
 			return err
 		}
-		raw, err := encodeWorkingSet(merged)
+		raw, err := ports.EncodeWorkingSetItems(merged)
 		if err != nil {
 			return err
 		}
@@ -202,16 +167,10 @@ func (w *WorkingSets) roomForASet(ctx context.Context, tx pgx.Tx, owner string) 
 	if err := tx.QueryRow(ctx, wsCountOwner, owner).Scan(&mine); err != nil {
 		return err
 	}
-	if mine >= w.limits.MaxSetsPerOwner {
-		return ports.ErrTooManySets
-	}
 	if err := tx.QueryRow(ctx, wsCountAll).Scan(&all); err != nil {
 		return err
 	}
-	if all >= w.limits.MaxSetsTotal {
-		return ports.ErrSetsExhausted
-	}
-	return nil
+	return w.limits.RoomForSet(mine, all)
 }
 
 // Unpin implements ports.WorkingSets.
@@ -226,7 +185,7 @@ func (w *WorkingSets) Unpin(ctx context.Context, owner, name string, keys []port
 			return ports.ErrNotFound
 		}
 		kept = ports.Unpinned(items, keys)
-		raw, err := encodeWorkingSet(kept)
+		raw, err := ports.EncodeWorkingSetItems(kept)
 		if err != nil {
 			return err
 		}
@@ -262,7 +221,7 @@ func stateErr(op string, err error) error {
 	return dbErr(op, err, func(err error) bool {
 		return errors.Is(err, ports.ErrNotFound) || errors.Is(err, ports.ErrTooManySets) ||
 			errors.Is(err, ports.ErrSetFull) || errors.Is(err, ports.ErrSetsExhausted) ||
-			errors.Is(err, errWorkingSetDamaged)
+			errors.Is(err, ports.ErrWorkingSetDamaged)
 	})
 }
 

@@ -167,7 +167,7 @@ func TestIntegrationWorkingSetsRefuseDamagedRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Get(context.Background(), "alice", "bug"); !errors.Is(err, errWorkingSetDamaged) {
+	if _, err := w.Get(context.Background(), "alice", "bug"); !errors.Is(err, ports.ErrWorkingSetDamaged) {
 		t.Fatalf("damaged row: %v", err)
 	}
 }

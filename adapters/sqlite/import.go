@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/ports"
 )
 
 // importedMarker is the counter set once the previous store's state has
@@ -82,7 +83,7 @@ func (s *Store) ImportBolt(ctx context.Context, src BoltSource) (imported bool, 
 		}
 		err = src.WorkingSets.Dump(ctx, func(d inmem.WorkingSetDump) error {
 			for _, set := range d.Sets {
-				raw, err := encodeItems(set.Items)
+				raw, err := ports.EncodeWorkingSetItems(set.Items)
 				if err != nil {
 					return err
 				}

@@ -223,10 +223,11 @@ func (m *MemoryStore) Search(ctx context.Context, owner, namespace, query string
 	return inmem.KeywordRank(all, query, k), ports.RecallKeyword, nil
 }
 
-// Delete implements ports.MemoryBackend.
+// Delete implements ports.MemoryBackend. It runs on a full disk too
+// (Store.Delete), so a caller can free space.
 func (m *MemoryStore) Delete(ctx context.Context, owner, namespace, id string) error {
 	ok := OwnerKey(owner)
-	return m.s.Write(ctx, func(tx *Tx) error {
+	return m.s.Delete(ctx, func(tx *Tx) error {
 		r, err := scanRecord(tx.QueryRowContext(ctx, "SELECT "+recordColumns+" FROM mem_record WHERE owner = ? AND ns = ? AND id = ?",
 			ok, namespace, id), namespace)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -319,12 +320,11 @@ func (m *MemoryStore) KVGet(ctx context.Context, owner, key string, now time.Tim
 	return out, nil
 }
 
-// KVDelete implements ports.MemoryBackend. It only removes rows, which
-// SQLite can do on a full disk as long as its log can grow by a page or
-// two.
+// KVDelete implements ports.MemoryBackend. Like Delete, it runs on a full
+// disk too (Store.Delete).
 func (m *MemoryStore) KVDelete(ctx context.Context, owner, key string) error {
 	ok := OwnerKey(owner)
-	return m.s.Write(ctx, func(tx *Tx) error {
+	return m.s.Delete(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM kv WHERE owner = ? AND key = ?", ok, key)
 		if err != nil {
 			return err

@@ -26,8 +26,14 @@
 //     Read sees every commit acknowledged before it began, whichever
 //     process made it.
 //   - Group commit: concurrent Write calls of one process share one
-//     transaction and one fsync (groupcommit.go), each call inside its own
-//     savepoint, so a call that fails is rolled back alone.
+//     transaction and one fsync (internal/groupcommit), each call inside
+//     its own savepoint, so a call that fails is rolled back alone. A
+//     failure of the store itself (a full disk, an I/O error, damage)
+//     rolls the whole transaction back: every call of the batch is then
+//     refused, none half-applied.
+//   - A full disk refuses writes, never deletes: a reserve file held
+//     beside the store gives the deletes room in the log (reserve.go),
+//     and /ready reports the state (Health).
 //   - Damage is a start-up error: Open refuses a file that is not a
 //     SQLite database or fails PRAGMA quick_check with ErrCorrupt, which
 //     names ARROWHEAD_DATA_DIR, never serving half of it.
@@ -53,10 +59,15 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
+	"sync/atomic"
 	"time"
 
 	sqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/arrowhead-go/arrowhead/internal/groupcommit"
+	"github.com/arrowhead-go/arrowhead/ports"
 )
 
 const (
@@ -71,6 +82,8 @@ const (
 	// holds the write lock this long is stuck, and the caller is told the
 	// store is busy rather than left waiting.
 	MaxBusyWait = 60 * time.Second
+	// pageSize is SQLite's default page size, which the store keeps.
+	pageSize = 4096
 	// minPoll and maxPoll bound the wait between two tries for a lock
 	// another process holds: short, since a commit holds it for about one
 	// fsync, and a process that polls slowly never gets a turn.
@@ -86,8 +99,9 @@ var (
 	ErrCorrupt = errors.New("the store file in ARROWHEAD_DATA_DIR is damaged; move it aside (keep it for recovery) and start again")
 	ErrNewer   = errors.New("the store file in ARROWHEAD_DATA_DIR was written by a newer build")
 	ErrClosed  = errors.New("the embedded store is closed")
-	ErrFull    = errors.New("the embedded store's disk is full")
-	ErrBusy    = errors.New("the embedded store stayed busy: another process holds its write lock")
+	// ErrFull is ports.ErrStoreFull: the write was refused whole.
+	ErrFull = fmt.Errorf("the embedded store's disk is full: writes other than deletes are refused until space is freed: %w", ports.ErrStoreFull)
+	ErrBusy = errors.New("the embedded store stayed busy: another process holds its write lock")
 )
 
 // Config configures the store.
@@ -98,18 +112,41 @@ type Config struct {
 	// BusyTimeout is SQLite's busy_timeout for reads; 0 means
 	// DefaultBusyTimeout. Writes poll for the lock themselves.
 	BusyTimeout time.Duration
+	// ReserveBytes is the space held back for deletes on a full disk
+	// (reserve.go); 0 means DefaultReserveBytes.
+	ReserveBytes int64
+	// MinFreeBytes is the free space on the directory's file system
+	// under which Health reports degraded (ARROWHEAD_DATA_MIN_FREE_BYTES);
+	// 0 checks none.
+	MinFreeBytes int64
 }
 
 // Store is the open store file. See the package documentation for its
 // guarantees and concurrency contract.
 type Store struct {
-	w     *sql.DB // one connection: the process's one writer
-	r     *sql.DB // read connections (query_only)
-	ws    stmtCache
-	rs    stmtCache
-	turn  *turn // the fair hand-over of the write lock between processes
-	group groupCommit
-	path  string
+	w       *sql.DB // one connection: the process's one writer
+	r       *sql.DB // read connections (query_only)
+	ws      stmtCache
+	rs      stmtCache
+	turn    *turn // the fair hand-over of the write lock between processes
+	group   groupcommit.Group[writeCall]
+	reserve reserve
+	minFree int64
+	path    string
+
+	closed  atomic.Bool
+	damaged atomic.Bool
+	// fault is the store's own error that refused the last batch (an
+	// I/O error, a read-only file), nil once a batch commits: Health
+	// reports it.
+	fault atomic.Pointer[error]
+}
+
+// writeCall is one Write or Delete call in a group commit.
+type writeCall struct {
+	fn func(*Tx) error
+	// frees is true for a Delete: it runs while the disk is full.
+	frees bool
 }
 
 // Path is the store file's path, for the operator's tools (never for an
@@ -154,9 +191,21 @@ func Open(cfg Config) (*Store, error) {
 		t.close()
 		return nil, err
 	}
-	s := &Store{w: w, path: path, turn: t}
+	size := cfg.ReserveBytes
+	if size <= 0 {
+		size = DefaultReserveBytes
+	}
+	s := &Store{w: w, path: path, turn: t, minFree: cfg.MinFreeBytes, reserve: reserve{path: path + ReserveSuffix, size: size}}
 	s.ws.db = w
-	if err := s.prepare(); err != nil {
+	err = s.prepare()
+	if err != nil && s.reserve.held() && s.lowOnRoom() {
+		// Opening needs room too: the shared-memory index and the log
+		// are created again after the last process closed the file.
+		if err = s.reserve.release(); err == nil {
+			err = s.prepare()
+		}
+	}
+	if err != nil {
 		w.Close()
 		t.close()
 		return nil, err
@@ -167,6 +216,9 @@ func Open(cfg Config) (*Store, error) {
 		return nil, err
 	}
 	s.rs.db = s.r
+	// A disk with no room for the reserve opens the store full: it reads
+	// and deletes, and writes again once there is room.
+	s.reserve.ensure()
 	return s, nil
 }
 
@@ -228,6 +280,20 @@ func (s *Store) prepare() error {
 	ctx := context.Background()
 	var mode string
 	err := retryBusy(ctx, func() error {
+		// Deletes on a full disk give pages back to the file system
+		// (incremental vacuum); this takes effect only in a file that
+		// has no tables yet, and so is kept from its creation. Only a
+		// new file is asked: the pragma writes, and an existing file may
+		// sit on a full disk.
+		var pages int
+		if err := s.w.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
+			return err
+		}
+		if pages == 0 {
+			if _, err := s.w.ExecContext(ctx, "PRAGMA auto_vacuum=INCREMENTAL"); err != nil {
+				return err
+			}
+		}
 		return s.w.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
 	})
 	if err != nil {
@@ -235,6 +301,11 @@ func (s *Store) prepare() error {
 	}
 	if mode != "wal" {
 		return errors.New("the store file in ARROWHEAD_DATA_DIR cannot use a write-ahead log (is the directory on a network file system?)")
+	}
+	// What the log holds beyond the store file must fit in the reserve:
+	// on a full disk, copying it in is what lets the log start over.
+	if _, err := s.w.ExecContext(ctx, fmt.Sprintf("PRAGMA wal_autocheckpoint=%d", max(s.reserve.size/2/pageSize, 16))); err != nil {
+		return classify("opening the store file", err)
 	}
 	if err := s.quickCheck(ctx); err != nil {
 		return err
@@ -271,6 +342,7 @@ func (s *Store) quickCheck(ctx context.Context) error {
 
 // Close releases the connections. Calls after Close fail with ErrClosed.
 func (s *Store) Close() error {
+	s.closed.Store(true)
 	s.rs.close()
 	s.ws.close()
 	err := errors.Join(s.r.Close(), s.w.Close(), s.turn.close())
@@ -292,25 +364,37 @@ func (s *Store) Read(ctx context.Context, fn func(tx *Tx) error) error {
 		return fn(&Tx{Tx: tx, stmts: &s.rs})
 	})
 	s.rs.done(ctx)
-	return classify("reading the store file", err)
+	return s.note(classify("reading the store file", err))
 }
 
 // Write runs fn in a write transaction shared with the Write calls of
 // this process that arrive together (group commit), inside a savepoint of
 // its own: an error from fn rolls back what fn did, and only that, and is
 // returned as is. Write returns nil only once the transaction is durable.
+// While the disk is full it refuses fn without running it (ErrFull).
 func (s *Store) Write(ctx context.Context, fn func(tx *Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return s.group.run(fn, s.commitGroup)
+	return s.group.Run(writeCall{fn: fn}, s.commitGroup)
 }
 
-// commitGroup runs calls in one transaction, each in a savepoint, and
-// commits: results[i] is calls[i]'s own error, or the commit's.
-func (s *Store) commitGroup(calls []groupCall) []error {
+// Delete is Write for a call that only removes or shrinks what is stored:
+// it runs on a full disk too, in the space the reserve held, so a caller
+// can always free space.
+func (s *Store) Delete(ctx context.Context, fn func(tx *Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return s.group.Run(writeCall{fn: fn, frees: true}, s.commitGroup)
+}
+
+// commitGroup commits calls, gathered by s.group, and returns each one's
+// result. While the disk is full (the reserve is missing) only the
+// deletes run. A batch that fills the disk is rolled back whole; the
+// reserve is then released and the deletes among it run again.
+func (s *Store) commitGroup(calls []writeCall) []error {
 	results := make([]error, len(calls))
-	ctx := context.Background() // the calls' callers wait; the batch must finish
 	if err := s.turn.acquire(); err != nil {
 		err = diskErr("locking the store file", err)
 		for i := range results {
@@ -319,21 +403,88 @@ func (s *Store) commitGroup(calls []groupCall) []error {
 		return results
 	}
 	defer s.turn.release()
+
+	full := s.reserve.ensure()
+	run := s.admit(calls, full, results)
+	err := s.runBatch(calls, run, results)
+	if errors.Is(err, ErrFull) && !full {
+		full = true
+		if rerr := s.reserve.release(); rerr != nil {
+			err = rerr
+		} else {
+			// The store file grows into the reserve's space by what the
+			// log holds, and the log can start over for the deletes.
+			s.checkpoint(true)
+			run = s.admit(calls, full, results)
+			err = s.runBatch(calls, run, results)
+		}
+	}
+	if errors.Is(err, ErrFull) && len(run) > 1 {
+		// Even the reserve cannot hold these deletes in one transaction:
+		// empty the log and run them one by one.
+		s.checkpoint(true)
+		for _, i := range run {
+			if err := s.runBatch(calls, []int{i}, results); err != nil {
+				results[i] = err
+			}
+		}
+		err = nil
+	}
+	if err != nil {
+		for _, i := range run {
+			if results[i] == nil || isSQLite(results[i]) {
+				results[i] = err
+			}
+		}
+	}
+	if slices.ContainsFunc(run, func(i int) bool { return calls[i].frees && results[i] == nil }) && (full || s.lowOnSpace()) {
+		s.reclaim()
+	}
+	s.ws.done(context.Background())
+	return results
+}
+
+// admit returns the indexes of the calls that may run: all of them, or
+// while full only the deletes, the others being refused with ErrFull.
+func (s *Store) admit(calls []writeCall, full bool, results []error) []int {
+	run := make([]int, 0, len(calls))
+	for i, c := range calls {
+		if full && !c.frees {
+			results[i] = ErrFull
+			continue
+		}
+		run = append(run, i)
+	}
+	return run
+}
+
+// runBatch runs the calls at indexes run in one transaction, each in a
+// savepoint, and commits. It sets results[i] to call i's own error and
+// returns nil once committed, or returns the batch's error with nothing of
+// it applied: an error of the store itself (storeFault) from any call
+// rolls the whole transaction back, since SQLite may already have done so.
+func (s *Store) runBatch(calls []writeCall, run []int, results []error) error {
+	if len(run) == 0 {
+		return nil
+	}
+	ctx := context.Background() // the calls' callers wait; the batch must finish
 	err := retryBusy(ctx, func() error {
-		clear(results)
+		for _, i := range run {
+			results[i] = nil
+		}
 		sqlTx, err := s.w.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
 		defer sqlTx.Rollback()
 		tx := &Tx{Tx: sqlTx, stmts: &s.ws}
-		for i, c := range calls {
+		for _, i := range run {
 			if _, err := tx.ExecContext(ctx, "SAVEPOINT call"); err != nil {
 				return err
 			}
-			if err := c.fn(tx); err != nil {
-				if isBusy(err) {
-					return err // the whole batch waits and reruns
+			if err := calls[i].fn(tx); err != nil {
+				if isBusy(err) || storeFault(err) {
+					return err // the whole batch fails, or waits and reruns
 				}
 				results[i] = err
 				if _, err := tx.ExecContext(ctx, "ROLLBACK TO call"); err != nil {
@@ -344,24 +495,129 @@ func (s *Store) commitGroup(calls []groupCall) []error {
 				return err
 			}
 		}
-		return tx.Commit()
-	})
-	s.ws.done(ctx)
-	if err != nil {
-		err = classify("writing the store file", err)
-		for i := range results {
-			if results[i] == nil || isSQLite(results[i]) {
-				results[i] = err
+		if hook := testHookBeforeCommit; hook != nil {
+			if err := hook(); err != nil {
+				return err
 			}
 		}
-		return results
+		return tx.Commit()
+	})
+	if err != nil {
+		for _, i := range run {
+			results[i] = nil
+		}
+		err = s.note(classify("writing the store file", err))
+		if !errors.Is(err, ErrFull) {
+			s.fault.Store(&err)
+		}
+		return err
 	}
-	for i, r := range results {
-		if isSQLite(r) {
-			results[i] = classify("writing the store file", r)
+	s.fault.Store(nil)
+	for _, i := range run {
+		if isSQLite(results[i]) {
+			results[i] = s.note(classify("writing the store file", results[i]))
 		}
 	}
-	return results
+	return nil
+}
+
+// testHookBeforeCommit, when set by a test, runs before each batch's
+// commit: an error from it fails the batch as a failed commit would.
+var testHookBeforeCommit func() error
+
+// reclaim runs after deletes on a full disk, or one low on space: it gives the pages they
+// freed back to the file system and empties the log, then puts the
+// reserve back if that made room for it. Each step is best effort: what
+// fails now is tried again after the next delete.
+func (s *Store) reclaim() {
+	ctx := context.Background()
+	_ = retryBusy(ctx, func() error {
+		_, err := s.w.ExecContext(ctx, "PRAGMA incremental_vacuum")
+		return err
+	})
+	s.checkpoint(true)
+	s.reserve.ensure()
+}
+
+// lowOnSpace reports whether the free space on the store's file system is
+// under Config.MinFreeBytes: deletes then give back what they free.
+func (s *Store) lowOnSpace() bool {
+	free, err := freeBytes(s.path)
+	return err == nil && free < s.minFree
+}
+
+// lowOnRoom reports whether the file system has less free space than the
+// reserve holds: what fails there may fail for want of room.
+func (s *Store) lowOnRoom() bool {
+	free, err := freeBytes(s.path)
+	return err == nil && free < s.reserve.size
+}
+
+// checkpoint copies the log into the store file; with truncate it also
+// empties the log file, giving its blocks back, when no reader of any
+// process still needs it.
+func (s *Store) checkpoint(truncate bool) {
+	mode := "PASSIVE"
+	if truncate {
+		mode = "TRUNCATE"
+	}
+	var busy, logged, done int
+	_ = s.w.QueryRowContext(context.Background(), "PRAGMA wal_checkpoint("+mode+")").Scan(&busy, &logged, &done)
+}
+
+// note remembers a damaged file for Health and returns err.
+func (s *Store) note(err error) error {
+	if errors.Is(err, ErrCorrupt) {
+		s.damaged.Store(true)
+	}
+	return err
+}
+
+// HealthName is the store's name in /ready.
+const HealthName = "embedded-store"
+
+// Name implements ports.HealthReporter.
+func (s *Store) Name() string { return HealthName }
+
+// Health implements ports.HealthReporter.
+func (s *Store) Health(ctx context.Context) ports.HealthState {
+	st, _ := s.HealthReason(ctx)
+	return st
+}
+
+// HealthReason implements ports.HealthExplainer: down when the store is
+// closed, damaged, full (only deletes are accepted) or its last write
+// failed for a reason of its own; degraded when the free space on its
+// file system is under Config.MinFreeBytes; ok otherwise. It reads the
+// store (one small query) and the file system, and writes only to put a
+// released reserve back when there is room again.
+func (s *Store) HealthReason(ctx context.Context) (ports.HealthState, string) {
+	if s.closed.Load() {
+		return ports.HealthDown, ErrClosed.Error()
+	}
+	if s.damaged.Load() {
+		return ports.HealthDown, ErrCorrupt.Error()
+	}
+	err := s.Read(ctx, func(tx *Tx) error {
+		var n int
+		return tx.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema").Scan(&n)
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ports.HealthDown, "the embedded store did not answer in time"
+		}
+		return ports.HealthDown, "the embedded store cannot be read: " + err.Error()
+	}
+	if s.reserve.ensure() {
+		return ports.HealthDown, ErrFull.Error()
+	}
+	if f := s.fault.Load(); f != nil {
+		return ports.HealthDown, "the embedded store's last write failed: " + (*f).Error()
+	}
+	if s.lowOnSpace() {
+		return ports.HealthDegraded, "the free space on the embedded store's disk is under ARROWHEAD_DATA_MIN_FREE_BYTES"
+	}
+	return ports.HealthOK, ""
 }
 
 // retryBusy runs fn again while it fails because another process holds
@@ -402,6 +658,22 @@ func isSQLite(err error) bool { _, ok := sqliteCode(err); return ok }
 func isBusy(err error) bool {
 	code, ok := sqliteCode(err)
 	return ok && (code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED)
+}
+
+// storeFault is an error of the store itself rather than of one call:
+// SQLite may have rolled the whole transaction back on it (a full disk,
+// an I/O error, no memory), or the file cannot be written at all.
+func storeFault(err error) bool {
+	code, ok := sqliteCode(err)
+	if !ok {
+		return false
+	}
+	switch code {
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_CORRUPT,
+		sqlite3.SQLITE_NOTADB, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_PERM:
+		return true
+	}
+	return false
 }
 
 // classify maps SQLite's errors onto the store's; its message never

@@ -3,18 +3,13 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
-	"fmt"
 
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
 // wsTotal is the counter of sets over all owners.
 const wsTotal = "ws_total"
-
-// errWorkingSetCorrupt is a set whose stored items do not decode.
-var errWorkingSetCorrupt = errors.New("a working set in the embedded store is damaged")
 
 // WorkingSets is ports.WorkingSets in the shared store: every change is
 // one durable transaction that checks its bounds inside it, so two
@@ -32,24 +27,10 @@ func NewWorkingSets(s *Store, limits ports.WorkingSetLimits) (*WorkingSets, erro
 	if s == nil {
 		return nil, errors.New("working sets need the embedded store (ARROWHEAD_DATA_DIR)")
 	}
-	if limits.MaxSetsPerOwner <= 0 || limits.MaxItemsPerSet <= 0 || limits.MaxSetsTotal <= 0 {
-		return nil, errors.New("ARROWHEAD_WORKINGSET_MAX_SETS and ARROWHEAD_WORKINGSET_MAX_ITEMS must be positive")
+	if err := limits.Check(); err != nil {
+		return nil, err
 	}
 	return &WorkingSets{s: s, limits: limits}, nil
-}
-
-type wsItem struct {
-	Kind       string `json:"k"`
-	Identifier string `json:"i"`
-	Note       string `json:"n,omitempty"`
-}
-
-func encodeItems(items []ports.WorkingSetItem) ([]byte, error) {
-	out := make([]wsItem, len(items))
-	for i, it := range items {
-		out[i] = wsItem{Kind: it.Kind, Identifier: it.Identifier, Note: it.Note}
-	}
-	return json.Marshal(out)
 }
 
 // getSet reads one set inside tx; found is false when absent.
@@ -61,19 +42,12 @@ func getSet(ctx context.Context, tx *Tx, owner []byte, name string) (items []por
 	} else if err != nil {
 		return nil, false, err
 	}
-	var in []wsItem
-	if err := json.Unmarshal(raw, &in); err != nil {
-		return nil, false, fmt.Errorf("%w: %w", errWorkingSetCorrupt, err)
-	}
-	items = make([]ports.WorkingSetItem, len(in))
-	for i, it := range in {
-		items[i] = ports.WorkingSetItem{Kind: it.Kind, Identifier: it.Identifier, Note: it.Note}
-	}
-	return items, true, nil
+	items, err = ports.DecodeWorkingSetItems(raw)
+	return items, err == nil, err
 }
 
 func putSet(ctx context.Context, tx *Tx, owner []byte, name string, items []ports.WorkingSetItem) error {
-	raw, err := encodeItems(items)
+	raw, err := ports.EncodeWorkingSetItems(items)
 	if err != nil {
 		return err
 	}
@@ -116,14 +90,11 @@ func (w *WorkingSets) Pin(ctx context.Context, owner, name string, add []ports.W
 			if err := tx.QueryRowContext(ctx, "SELECT count(*) FROM ws_set WHERE owner = ?", ok).Scan(&mine); err != nil {
 				return err
 			}
-			if mine >= w.limits.MaxSetsPerOwner {
-				return ports.ErrTooManySets
-			}
 			if total, err = count(ctx, tx, wsTotal); err != nil {
 				return err
 			}
-			if total >= int64(w.limits.MaxSetsTotal) {
-				return ports.ErrSetsExhausted
+			if err := w.limits.RoomForSet(mine, int(total)); err != nil {
+				return err
 			}
 		}
 		if merged, err = ports.MergePins(items, add, w.limits.MaxItemsPerSet); err != nil {
@@ -143,11 +114,12 @@ func (w *WorkingSets) Pin(ctx context.Context, owner, name string, add []ports.W
 	return ports.WorkingSet{Name: name, Items: merged}, nil
 }
 
-// Unpin implements ports.WorkingSets.
+// Unpin implements ports.WorkingSets. It only shrinks a set, so it runs
+// on a full disk too (Store.Delete).
 func (w *WorkingSets) Unpin(ctx context.Context, owner, name string, keys []ports.WorkingSetItem) (ports.WorkingSet, error) {
 	var kept []ports.WorkingSetItem
 	ok := OwnerKey(owner)
-	err := w.s.Write(ctx, func(tx *Tx) error {
+	err := w.s.Delete(ctx, func(tx *Tx) error {
 		items, found, err := getSet(ctx, tx, ok, name)
 		if err != nil {
 			return err
@@ -164,9 +136,10 @@ func (w *WorkingSets) Unpin(ctx context.Context, owner, name string, keys []port
 	return ports.WorkingSet{Name: name, Items: kept}, nil
 }
 
-// Delete implements ports.WorkingSets.
+// Delete implements ports.WorkingSets. It runs on a full disk too
+// (Store.Delete).
 func (w *WorkingSets) Delete(ctx context.Context, owner, name string) error {
-	return w.s.Write(ctx, func(tx *Tx) error {
+	return w.s.Delete(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM ws_set WHERE owner = ? AND name = ?", OwnerKey(owner), name)
 		if err != nil {
 			return err

@@ -23,7 +23,7 @@ func (rt *Runtime) sharedStore(ctx context.Context, s *settings.Settings) (*sqli
 	if rt.shared != nil {
 		return rt.shared, nil
 	}
-	store, err := sqlite.Open(sqlite.Config{Dir: s.DataDir})
+	store, err := sqlite.Open(sqlite.Config{Dir: s.DataDir, MinFreeBytes: int64(s.DataMinFreeBytes)})
 	if err != nil {
 		if errors.Is(err, sqlite.ErrCorrupt) || errors.Is(err, sqlite.ErrNewer) {
 			return nil, err // both name ARROWHEAD_DATA_DIR
@@ -32,6 +32,8 @@ func (rt *Runtime) sharedStore(ctx context.Context, s *settings.Settings) (*sqli
 	}
 	rt.shared = store
 	rt.closers = append(rt.closers, func(context.Context) error { return store.Close() })
+	// /ready says when the store cannot write (a full disk, damage).
+	rt.Health = append(rt.Health, store)
 	if err := rt.importBolt(ctx, s, store); err != nil {
 		return nil, fmt.Errorf("ARROWHEAD_DATA_DIR: the previous store's memories, kv entries, working sets and vectors could not be imported (nothing was changed; it is tried again at the next start): %w", err)
 	}

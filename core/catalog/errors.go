@@ -104,8 +104,9 @@ func Unavailable(message string) *ToolError {
 // StoreRefusal maps the failures every store shares onto caller-safe
 // refusals naming the store (a phrase such as "The memory store"): a write
 // whose outcome is unknown says so and how repeating it behaves (repeat,
-// one sentence), and a store that did not answer in time says that the call
-// was not completed. ok is false for anything else, which the caller's own
+// one sentence), a store that did not answer in time says that the call
+// was not completed, and a store whose disk is full says that the change
+// was not applied and that deletes still work. ok is false for anything else, which the caller's own
 // mapping handles. A call the caller itself cancelled stays as it is.
 func StoreRefusal(err error, store, repeat string) (_ error, ok bool) {
 	switch {
@@ -114,6 +115,8 @@ func StoreRefusal(err error, store, repeat string) (_ error, ok bool) {
 			WithData(map[string]any{"outcome": "unknown"}).WithCause(err), true
 	case errors.Is(err, context.DeadlineExceeded):
 		return Refuse(KindUnavailable, store+" did not answer in time; the call was not completed.").WithCause(err), true
+	case errors.Is(err, ports.ErrStoreFull):
+		return Refuse(KindUnavailable, store+"'s disk is full: the change was not applied. Deletes still work, to free space.").WithCause(err), true
 	case errors.Is(err, context.Canceled):
 		return err, true
 	}

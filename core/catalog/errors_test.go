@@ -22,6 +22,10 @@ func TestStoreRefusal(t *testing.T) {
 	if te, _ := AsToolError(r); !ok || te == nil || te.Kind != KindUnavailable || !strings.HasPrefix(te.Message, "The memory store did not answer in time") {
 		t.Fatalf("timeout: %v, %v", r, ok)
 	}
+	r, ok = StoreRefusal(fmt.Errorf("storing a memory: %w", ports.ErrStoreFull), "The memory store", "x")
+	if te, _ := AsToolError(r); !ok || te == nil || te.Kind != KindUnavailable || !strings.HasPrefix(te.Message, "The memory store's disk is full: the change was not applied.") {
+		t.Fatalf("full disk: %v, %v", r, ok)
+	}
 	if r, ok := StoreRefusal(context.Canceled, "s", "x"); !ok || r != context.Canceled {
 		t.Fatalf("a cancelled call changed: %v", r)
 	}

@@ -352,6 +352,8 @@ func (s *Settings) vars() []*Var {
 			// An extension: the seed had no database-free store.
 			text("ARROWHEAD_DATA_DIR", "data", &s.DataDir, nonEmpty).
 				means("The directory of the embedded store: memories, kv entries, working sets, the embedded vector index, tasks and timers in arrowhead.sqlite, which every server process on the machine shares (unless ARROWHEAD_STATE_DSN or ARROWHEAD_MEMORY_DSN moves them to PostgreSQL), so they survive a restart. An arrowhead.db left by the previous release is imported once at first start."),
+			integer("ARROWHEAD_DATA_MIN_FREE_BYTES", "64000000", &s.DataMinFreeBytes, atLeast(0)).
+				means("The free space on ARROWHEAD_DATA_DIR's disk under which /ready reports the embedded store degraded (0 checks none). A full disk is reported down: the store then refuses writes but still deletes, from space it keeps in reserve."),
 		),
 		in(Section{Title: "Shared state", About: "What replicas behind one load balancer share beyond memories and rate budgets: working sets, tasks and timers.", Extension: true},
 			// An extension: the seed kept these per process.
