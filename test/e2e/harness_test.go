@@ -140,6 +140,36 @@ func startStdioIn(t *testing.T, dir string, extra map[string]string, opts ...cli
 	return c, stderr
 }
 
+// startStdioProcess is startStdioIn that also returns the server's
+// process, for a test to SIGKILL, and initialize's error rather than
+// failing on it.
+func startStdioProcess(t *testing.T, dir string, extra map[string]string) (*client.Client, *exec.Cmd, error) {
+	t.Helper()
+	var cmd *exec.Cmd
+	tr := transport.NewStdioWithOptions(binary, baseEnv(t, dir, extra), nil,
+		transport.WithCommandStderrWriter(&syncBuffer{}),
+		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
+			cmd = exec.CommandContext(ctx, command, args...)
+			cmd.Env = env
+			cmd.Dir = dir
+			return cmd, nil
+		}))
+	if err := tr.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c := client.NewClient(tr)
+	t.Cleanup(func() { _ = c.Close() })
+	if err := c.Start(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var req mcp.InitializeRequest
+	req.Params.ClientInfo = mcp.Implementation{Name: "arrowhead-e2e", Version: "1"}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	_, err := c.Initialize(ctx, req)
+	return c, cmd, err
+}
+
 func initialize(t *testing.T, c *client.Client) {
 	t.Helper()
 	var req mcp.InitializeRequest

@@ -13,10 +13,7 @@ import (
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
 	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 )
 
 // Several stdio servers on one data directory, as one per MCP client on a
@@ -44,19 +41,12 @@ type sharingServer struct {
 	cmd *exec.Cmd
 }
 
-// startSharing starts n stdio servers on dir. It skips the test while a
-// family the profile serves still keeps its state in the bbolt file, which
-// one process locks (the second server is then refused at start).
+// startSharing starts n stdio servers on dir, each initialized.
 func startSharing(t *testing.T, dir string, n int) []sharingServer {
 	t.Helper()
 	servers := make([]sharingServer, 0, n)
 	for i := range n {
 		s, err := startSharingServer(t, dir)
-		if err != nil && i > 0 && strings.Contains(err.Error(), "is in use by another process") {
-			if _, statErr := os.Stat(filepath.Join(dir, "data", bolt.FileName)); statErr == nil {
-				t.Skip("a family of the full profile still keeps its state in the bbolt file, which locks the data directory for one process")
-			}
-		}
 		if err != nil {
 			t.Fatalf("server %d: initialize: %v", i, err)
 		}
@@ -69,28 +59,8 @@ func startSharing(t *testing.T, dir string, n int) []sharingServer {
 // error is initialize's (a server refused at start fails it).
 func startSharingServer(t *testing.T, dir string) (sharingServer, error) {
 	t.Helper()
-	var s sharingServer
-	tr := transport.NewStdioWithOptions(binary, baseEnv(t, dir, sharedEnv), nil,
-		transport.WithCommandStderrWriter(&syncBuffer{}),
-		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-			s.cmd = exec.CommandContext(ctx, command, args...)
-			s.cmd.Env, s.cmd.Dir = env, dir
-			return s.cmd, nil
-		}))
-	if err := tr.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	s.c = client.NewClient(tr)
-	t.Cleanup(func() { _ = s.c.Close() })
-	if err := s.c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	var req mcp.InitializeRequest
-	req.Params.ClientInfo = mcp.Implementation{Name: "arrowhead-e2e", Version: "1"}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	_, err := s.c.Initialize(ctx, req)
-	return s, err
+	c, cmd, err := startStdioProcess(t, dir, sharedEnv)
+	return sharingServer{c: c, cmd: cmd}, err
 }
 
 // writeDocs puts n documents d0.md... in the servers' corpus, to pin.

@@ -1,50 +1,10 @@
 package e2e
 
 import (
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/mark3labs/mcp-go/client"
-	"github.com/mark3labs/mcp-go/client/transport"
-	"github.com/mark3labs/mcp-go/mcp"
-
-	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 )
-
-// startStdioProcess is startStdioIn that also returns the server's
-// process, for a test to SIGKILL, and initialize's error rather than
-// failing on it.
-func startStdioProcess(t *testing.T, dir string, extra map[string]string) (*client.Client, *exec.Cmd, error) {
-	t.Helper()
-	var cmd *exec.Cmd
-	tr := transport.NewStdioWithOptions(binary, baseEnv(t, dir, extra), nil,
-		transport.WithCommandStderrWriter(&syncBuffer{}),
-		transport.WithCommandFunc(func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
-			cmd = exec.CommandContext(ctx, command, args...)
-			cmd.Env = env
-			cmd.Dir = dir
-			return cmd, nil
-		}))
-	if err := tr.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	c := client.NewClient(tr)
-	t.Cleanup(func() { _ = c.Close() })
-	if err := c.Start(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	var req mcp.InitializeRequest
-	req.Params.ClientInfo = mcp.Implementation{Name: "arrowhead-e2e", Version: "1"}
-	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
-	defer cancel()
-	_, err := c.Initialize(ctx, req)
-	return c, cmd, err
-}
 
 // TestTimerOfAKilledServerFiresOnceInASurvivor runs three stdio servers
 // on one data directory: a repeating timer scheduled through the first,
@@ -59,14 +19,6 @@ func TestTimerOfAKilledServerFiresOnceInASurvivor(t *testing.T) {
 		t.Fatalf("initialize: %v", err)
 	}
 	second, _, err := startStdioProcess(t, dir, env)
-	if err != nil && strings.Contains(err.Error(), "is in use by another process") {
-		// Every profile that serves tasks serves the data family, whose
-		// embedded vector index is still in the bbolt file one process
-		// locks; this runs once it has moved into the shared store.
-		if _, statErr := os.Stat(filepath.Join(dir, "data", bolt.FileName)); statErr == nil {
-			t.Skip("the data family's vector index still locks the data directory for one process")
-		}
-	}
 	if err != nil {
 		t.Fatalf("initialize: %v", err)
 	}
