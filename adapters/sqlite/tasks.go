@@ -515,7 +515,9 @@ func (r *TaskRegistry) List(ctx context.Context, owner string, limit int) ([]por
 func (r *TaskRegistry) Cancel(ctx context.Context, owner, id string) (ports.Task, error) {
 	var task ports.Task
 	now := r.now()
-	err := r.s.Write(ctx, func(tx *Tx) error {
+	// A cancel stops work and grows nothing: it runs on a full disk too
+	// (Store.Delete), so a caller can stop what is filling it.
+	err := r.s.Delete(ctx, func(tx *Tx) error {
 		var err error
 		task, err = r.lookup(ctx, tx, owner, id, now, true)
 		if err != nil || task.Status != ports.TaskWorking {

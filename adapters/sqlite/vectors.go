@@ -425,7 +425,13 @@ func loadVectors(ctx context.Context, tx *Tx, collection string, dim int, known 
 // WriteVectors implements inmem.VectorPersistence.
 func (v *VectorStore) WriteVectors(ctx context.Context, collection string, dim int, w inmem.VectorWrite) (uint64, error) {
 	var next int64
-	err := v.s.Write(ctx, func(tx *Tx) error {
+	// A write that only removes chunks may run on a full disk, in the
+	// store's reserve, so a caller can free space (Store.Delete).
+	write := v.s.Write
+	if len(w.Upsert) == 0 {
+		write = v.s.Delete
+	}
+	err := write(ctx, func(tx *Tx) error {
 		var ver int64
 		var haveDim int
 		err := tx.QueryRowContext(ctx, "SELECT version, dim FROM vec_collection WHERE name = ?", collection).Scan(&ver, &haveDim)
