@@ -21,6 +21,12 @@ type admission struct {
 	known bool
 	// killNames are the names the kill switch is checked against.
 	killNames []string
+	// target is the component as the live kill-switch rules match it
+	// (killNames, plus a tool's family and whether it is egress).
+	target killTarget
+	// canary, when set, looks for a planted canary in what the call
+	// carries (see canary.go).
+	canary func() (canaryHit, bool)
 	// scope is the scope the caller must hold; "" admits any authenticated
 	// caller.
 	scope string
@@ -43,7 +49,7 @@ func (a *App) guard(ctx context.Context, p ports.Principal, adm admission, fn fu
 	if te := a.admit(ctx, p, adm); te != nil {
 		err = te
 	} else {
-		err = boundary(ctx, fn)
+		err = boundary(withCallInfo(ctx, &callInfo{app: a, principal: p, component: adm.name}), fn)
 	}
 
 	status, refusal := outcome(err)
@@ -65,8 +71,8 @@ func (a *App) guard(ctx context.Context, p ports.Principal, adm admission, fn fu
 	return err
 }
 
-// admit applies the kill switch, the rate limit and the scope check, in that
-// order.
+// admit applies the kill switch (a canary the call carries trips its
+// caller first), the rate limit and the scope check, in that order.
 func (a *App) admit(ctx context.Context, p ports.Principal, adm admission) *catalog.ToolError {
 	if !adm.known {
 		// Unknown names share one bucket per caller so probing is bounded
@@ -76,8 +82,8 @@ func (a *App) admit(ctx context.Context, p ports.Principal, adm admission) *cata
 		}
 		return unknownRefusal(p, adm.unknownMsg)
 	}
-	if a.disabled(adm.killNames...) {
-		return catalog.Refuse(catalog.KindDisabled, catalog.MsgDisabled)
+	if te := a.killStage(ctx, p, adm); te != nil {
+		return te
 	}
 	if te := a.limit(ctx, p, adm.kind, adm.name, adm.perMinute); te != nil {
 		return te

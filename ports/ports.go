@@ -129,6 +129,11 @@ const (
 	ComponentPrompt     ComponentKind = "prompt"
 	ComponentCompletion ComponentKind = "completion"
 	ComponentHTTP       ComponentKind = "http"
+	// ComponentKillSwitch marks the audit line of a kill-switch rule
+	// thrown or lifted, ComponentCanary that of a tripped canary; neither
+	// is a call.
+	ComponentKillSwitch ComponentKind = "killswitch"
+	ComponentCanary     ComponentKind = "canary"
 )
 
 // Call statuses recorded in audit lines and metrics.
@@ -153,6 +158,10 @@ type AuditRecord struct {
 	// Cause is the Go type of an internal error (never its text, which may
 	// carry caller values).
 	Cause string
+	// Detail describes an operator action (a kill-switch rule, a canary
+	// trip) under fixed keys. Its values are the server's or the
+	// operator's, never a caller's argument or a canary's value.
+	Detail map[string]string
 }
 
 // AuditSink receives exactly one record per guarded call. Implementations
@@ -182,6 +191,12 @@ type Tracer interface {
 // refusals by kind (the guard stage that refused, or the tool's own).
 type Metrics interface {
 	RecordCall(ctx context.Context, kind ComponentKind, name, status, refusal string, elapsed time.Duration)
+}
+
+// TripMetrics is the optional ability of a Metrics to count canary trips
+// by the component whose arguments or egress carried the canary.
+type TripMetrics interface {
+	RecordCanaryTrip(ctx context.Context, component string)
 }
 
 // CallMeta describes the protocol request a guarded call answers, for

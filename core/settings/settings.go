@@ -204,6 +204,12 @@ type Settings struct {
 	RateLimitFallbackShare int
 
 	DisabledTools []string
+	// CanaryTokens are planted honeytoken values; CanaryFile names a file
+	// listing more, one a line; CanaryTripSeconds is how long a trip takes
+	// egress away from the caller.
+	CanaryTokens      []string
+	CanaryFile        string
+	CanaryTripSeconds int
 
 	ToolListTTLMS     int
 	ResourceReadTTLMS int
@@ -223,6 +229,7 @@ var Extensions = []string{
 	"ARROWHEAD_REPO_ALLOWED_NAMES", "ARROWHEAD_REPO_SEARCH_MAX_TOTAL_BYTES", "ARROWHEAD_REPO_SEARCH_TIMEOUT_MS",
 	"ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB", "ARROWHEAD_SQL_WORK_MEM_MB", "ARROWHEAD_RATE_LIMIT_FALLBACK_SHARE",
 	"ARROWHEAD_EXEC_TEST_MEMORY_BYTES", "ARROWHEAD_EXEC_TEST_CPU_SECONDS",
+	"ARROWHEAD_CANARY_TOKENS", "ARROWHEAD_CANARY_FILE", "ARROWHEAD_CANARY_TRIP_SECONDS",
 }
 
 // DefaultToolLimitVar is the fallback ceiling for a tool without its own.
