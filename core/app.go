@@ -336,12 +336,15 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 	if known {
 		adm.name = name
 		adm.killNames = []string{name}
-		adm.target = a.toolTarget(name)
+		adm.target = killTarget{names: adm.killNames, family: e.spec.Family(), egress: e.spec.Annotations().OpenWorld}
 		adm.scope = e.spec.Scope()
 		adm.perMinute = e.perMinute
 		adm.shapes = argShapes(e.spec.Input(), parsed, raw, err)
 		if parsed != nil && a.canaries.Len() > 0 {
-			adm.canary = func() (canaryHit, bool) { return a.scanArgs(parsed, e.spec.Input()) }
+			// Copies, so the closure moves only them to the heap, and only
+			// when canaries are armed.
+			args, schema := parsed, e.spec.Input()
+			adm.canary = func() (canaryHit, bool) { return a.scanArgs(args, schema) }
 		}
 	}
 	argErr := err

@@ -49,7 +49,12 @@ func (a *App) guard(ctx context.Context, p ports.Principal, adm admission, fn fu
 	if te := a.admit(ctx, p, adm); te != nil {
 		err = te
 	} else {
-		err = boundary(withCallInfo(ctx, &callInfo{app: a, principal: p, component: adm.name}), fn)
+		if a.canaries.Len() > 0 {
+			// Egress checks deeper down (CheckEgress) need to know whose
+			// call this is; with no canaries they have nothing to check.
+			ctx = withCallInfo(ctx, &callInfo{app: a, principal: p, component: adm.name})
+		}
+		err = boundary(ctx, fn)
 	}
 
 	status, refusal := outcome(err)

@@ -357,3 +357,26 @@ func BenchmarkChainOverheadKillSwitch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkKillStage is the kill-switch stage alone on a call that carries
+// no canary and that no rule names: 40 canaries armed, four rules in force,
+// arguments a URL and a sentence.
+func BenchmarkKillStage(b *testing.B) {
+	var tokens []string
+	for i := range 40 {
+		tokens = append(tokens, fmt.Sprintf("AKIAQX7TRIPWIRE%05d", i))
+	}
+	f := newKillFixture(b, map[string]string{"ARROWHEAD_CANARY_TOKENS": strings.Join(tokens, ",")}, nil)
+	for _, r := range []ports.KillRule{{Tool: "calculate"}, {Family: "docs"}, {Caller: "mallory"}, {Family: ports.EgressFamily, Caller: "eve"}} {
+		if _, err := f.app.ThrowKill(context.Background(), ports.Operator(), r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	args := map[string]any{"url": "https://docs.example.com/guide/install?lang=en&page=2 how do I configure the retry policy for the payments queue"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if !f.app.KillStage(reader, "fetchy", args) {
+			b.Fatal("refused")
+		}
+	}
+}

@@ -247,6 +247,7 @@ func buildDFA(patterns []string, owner []int) *acDFA {
 	// the failure state's, so scanning never follows a link.
 	fail := make([]int32, len(d.matchOf))
 	queue := make([]int32, 0, len(d.matchOf))
+	order := []int32{0} // states breadth-first, for the renumbering below
 	for c := 0; c < n; c++ {
 		t := d.next[c]
 		if t < 0 {
@@ -259,6 +260,7 @@ func buildDFA(patterns []string, owner []int) *acDFA {
 	for len(queue) > 0 {
 		s := queue[0]
 		queue = queue[1:]
+		order = append(order, s)
 		if d.matchOf[s] < 0 {
 			d.matchOf[s] = d.matchOf[fail[s]]
 		}
@@ -272,7 +274,28 @@ func buildDFA(patterns []string, owner []int) *acDFA {
 			queue = append(queue, t)
 		}
 	}
+	d.renumber(order)
 	return d
+}
+
+// renumber lays the states out breadth-first: text that matches nothing
+// stays among the shallow states, which then share a few cache lines
+// instead of being spread over the whole table.
+func (d *acDFA) renumber(order []int32) {
+	n := d.nclass
+	newID := make([]int32, len(order))
+	for i, s := range order {
+		newID[s] = int32(i)
+	}
+	next := make([]int32, len(d.next))
+	matchOf := make([]int32, len(d.matchOf))
+	for i, s := range order {
+		matchOf[i] = d.matchOf[s]
+		for c := 0; c < n; c++ {
+			next[i*n+c] = newID[d.next[int(s)*n+c]]
+		}
+	}
+	d.next, d.matchOf = next, matchOf
 }
 
 // scan returns the canary index of the first match in s, or -1.
