@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/internal/chainonly"
@@ -52,6 +53,12 @@ type Deps struct {
 	// that redact on their own so placeholder tags agree. Nil builds one
 	// keyed at random that knows the settings' secret values: never none.
 	Scanner *security.Scanner
+	// KillBoard keeps the live kill-switch rules every replica enforces;
+	// nil is an in-process board (this process only).
+	KillBoard ports.KillBoard
+	// CanaryTokens are planted honeytoken values (from the canary file)
+	// watched for beside ARROWHEAD_CANARY_TOKENS.
+	CanaryTokens []string
 	// Families are the tool families, each bound to its ports (see
 	// Family). Only those the profile selects and whose gate is open are
 	// built; building one with a port missing is an error.
@@ -83,6 +90,14 @@ type App struct {
 
 	// egress is the exfiltration guard (egress.go); nil when it is off.
 	egress *egressGuard
+	// board and liveRules are the live kill switch (killswitch.go).
+	board     ports.KillBoard
+	liveRules atomic.Pointer[[]ports.KillRule]
+	kills     liveKills
+	// canaries are the planted honeytokens; tripFor is how long a trip
+	// takes egress away (canary.go).
+	canaries *security.Canaries
+	tripFor  time.Duration
 }
 
 // ErrMissingDependency is returned by New when a dependency is nil.
@@ -118,6 +133,8 @@ func New(d Deps) (*App, error) {
 		scanner:    d.Scanner,
 		tools:      map[string]toolEntry{},
 		prompts:    map[string]catalog.PromptSpec{},
+		board:      d.KillBoard,
+		tripFor:    time.Duration(d.Settings.CanaryTripSeconds) * time.Second,
 	}
 	if a.scanner == nil {
 		a.scanner = security.NewRandomScanner().WithKnown(d.Settings.SecretValues()...)
@@ -127,6 +144,17 @@ func New(d Deps) (*App, error) {
 		return nil, err
 	}
 	a.egress = eg
+	if a.board == nil {
+		a.board = NewLocalKillBoard(d.Clock)
+	}
+	if a.tripFor <= 0 {
+		a.tripFor = DefaultCanaryTrip
+	}
+	canaries, err := security.NewCanaries(append(slices.Clone(d.Settings.CanaryTokens), d.CanaryTokens...))
+	if err != nil {
+		return nil, fmt.Errorf("ARROWHEAD_CANARY_TOKENS: %w", err)
+	}
+	a.canaries = canaries
 	profile := catalog.Profiles[d.Settings.Profile]
 	for _, m := range d.Families {
 		if !slices.Contains(profile, m.familyID()) || !m.gate(d.Settings) {
@@ -245,14 +273,15 @@ func (a *App) Visible(p ports.Principal, kind ports.ComponentKind, name string) 
 	switch kind {
 	case ports.ComponentTool:
 		e, ok := a.tools[name]
-		return ok && !a.disabled(name) && p.HasScope(e.spec.Scope())
+		return ok && !a.disabled(name) && !a.killedBy(p, a.toolTarget(name)) && p.HasScope(e.spec.Scope())
 	case ports.ComponentPrompt:
 		s, ok := a.prompts[name]
-		return ok && !a.disabled(name) && p.HasScope(s.Scope)
+		return ok && !a.disabled(name) && !a.killedBy(p, killTarget{names: []string{name}}) && p.HasScope(s.Scope)
 	case ports.ComponentResource:
 		for _, r := range a.resources {
 			if r.Name == name || r.URI == name || r.Template == name {
-				return !a.disabled(r.Name, r.URI, r.Template) && (r.Scope == "" || p.HasScope(r.Scope))
+				names := []string{r.Name, r.URI, r.Template}
+				return !a.disabled(names...) && !a.killedBy(p, killTarget{names: names}) && (r.Scope == "" || p.HasScope(r.Scope))
 			}
 		}
 	}
@@ -324,9 +353,16 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 	if known {
 		adm.name = name
 		adm.killNames = []string{name}
+		adm.target = killTarget{names: adm.killNames, family: e.spec.Family(), egress: e.spec.Annotations().OpenWorld}
 		adm.scope = e.spec.Scope()
 		adm.perMinute = e.perMinute
 		adm.shapes = argShapes(e.spec.Input(), parsed, raw, err)
+		if parsed != nil && a.canaries.Len() > 0 {
+			// Copies, so the closure moves only them to the heap, and only
+			// when canaries are armed.
+			args, schema := parsed, e.spec.Input()
+			adm.canary = func() (canaryHit, bool) { return a.scanArgs(args, schema) }
+		}
 	}
 	argErr := err
 	var result catalog.Result

@@ -96,6 +96,10 @@ func (a *App) ReadResource(ctx context.Context, p ports.Principal, uri string, o
 		adm.killNames = []string{spec.Name, spec.URI, spec.Template}
 		adm.scope = spec.Scope
 		adm.perMinute = a.settings.Limit("ARROWHEAD_RESOURCE_READ_PER_MINUTE", 0)
+		if a.canaries.Len() > 0 {
+			u := uri // a copy: only it moves to the heap, and only here
+			adm.canary = func() (canaryHit, bool) { return a.scanStrings("uri", u) }
+		}
 	}
 	var out []catalog.ResourceContent
 	err := a.guard(ctx, p, adm, func(ctx context.Context) error {
@@ -185,6 +189,10 @@ func (a *App) GetPrompt(ctx context.Context, p ports.Principal, name string, arg
 		adm.scope = spec.Scope
 		adm.perMinute = a.settings.Limit("ARROWHEAD_PROMPT_GET_PER_MINUTE", 0)
 		adm.shapes = stringShapes(func(k string) bool { return spec.Arg(k) != nil }, args)
+		if a.canaries.Len() > 0 {
+			sp, as := spec, args // copies: only they move to the heap, and only here
+			adm.canary = func() (canaryHit, bool) { return a.scanPromptArgs(sp, as) }
+		}
 	}
 	var out catalog.PromptResult
 	err := a.guard(ctx, p, adm, func(ctx context.Context) error {
@@ -274,6 +282,16 @@ func (a *App) Complete(ctx context.Context, p ports.Principal, ref CompletionRef
 		}
 	}
 	adm.perMinute = a.settings.Limit("ARROWHEAD_COMPLETION_PER_MINUTE", 0)
+	if adm.known && a.canaries.Len() > 0 {
+		v, ctxVals := value, resolved // copies: only they move to the heap, and only here
+		adm.canary = func() (canaryHit, bool) {
+			values := []string{v}
+			for _, v := range ctxVals {
+				values = append(values, v)
+			}
+			return a.scanStrings("completion", values...)
+		}
+	}
 	var out catalog.Completion
 	err := a.guard(ctx, p, adm, func(ctx context.Context) error {
 		if len(value) > MaxCompletionValueBytes || len(argument) > 128 {

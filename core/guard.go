@@ -21,6 +21,12 @@ type admission struct {
 	known bool
 	// killNames are the names the kill switch is checked against.
 	killNames []string
+	// target is the component as the live kill-switch rules match it
+	// (killNames, plus a tool's family and whether it is egress).
+	target killTarget
+	// canary, when set, looks for a planted canary in what the call
+	// carries (see canary.go).
+	canary func() (canaryHit, bool)
 	// scope is the scope the caller must hold; "" admits any authenticated
 	// caller.
 	scope string
@@ -46,6 +52,11 @@ func (a *App) guard(ctx context.Context, p ports.Principal, adm admission, fn fu
 	if te := a.admit(ctx, p, adm); te != nil {
 		err = te
 	} else {
+		if a.canaries.Len() > 0 {
+			// Egress checks deeper down (CheckEgress) need to know whose
+			// call this is; with no canaries they have nothing to check.
+			ctx = withCallInfo(ctx, &callInfo{app: a, principal: p, component: adm.name})
+		}
 		err = boundary(ctx, fn)
 	}
 
@@ -77,8 +88,8 @@ func (adm admission) note() string {
 	return *adm.egressNote
 }
 
-// admit applies the kill switch, the rate limit and the scope check, in that
-// order.
+// admit applies the kill switch (a canary the call carries trips its
+// caller first), the rate limit and the scope check, in that order.
 func (a *App) admit(ctx context.Context, p ports.Principal, adm admission) *catalog.ToolError {
 	if !adm.known {
 		// Unknown names share one bucket per caller so probing is bounded
@@ -88,8 +99,8 @@ func (a *App) admit(ctx context.Context, p ports.Principal, adm admission) *cata
 		}
 		return unknownRefusal(p, adm.unknownMsg)
 	}
-	if a.disabled(adm.killNames...) {
-		return catalog.Refuse(catalog.KindDisabled, catalog.MsgDisabled)
+	if te := a.killStage(ctx, p, adm); te != nil {
+		return te
 	}
 	if te := a.limit(ctx, p, adm.kind, adm.name, adm.perMinute); te != nil {
 		return te

@@ -68,6 +68,9 @@ const (
 	// TasksTable holds the task registry's tasks and timers on the state
 	// backend; River's own tables (river_*) hold the jobs that run them.
 	TasksTable = "arrowhead_tasks"
+	// KillRulesTable holds the live kill-switch rules on the state backend
+	// when no Redis carries them.
+	KillRulesTable = "arrowhead_kill_rules"
 
 	// DefaultLanguage is ARROWHEAD_FTS_LANGUAGE's default.
 	DefaultLanguage = "english"
@@ -76,6 +79,7 @@ const (
 	memoryFile       = "002_memory.sql"
 	memoryVectorFile = "002_memory_vector.sql"
 	stateFile        = "003_state.sql"
+	killFile         = "004_killswitch.sql"
 
 	// advisoryLockKey serialises concurrent Apply calls on one database
 	// (two replicas migrating at start-up). It is "arrowhea" in ASCII.
@@ -248,7 +252,8 @@ func Render(cfg Config) ([]Statement, error) {
 	return appendState(out, cfg)
 }
 
-// appendState appends 003_state to out when cfg.State is set.
+// appendState appends 003_state and 004_killswitch to out when cfg.State
+// is set.
 func appendState(out []Statement, cfg Config) ([]Statement, error) {
 	if !cfg.State {
 		return out, nil
@@ -263,6 +268,13 @@ func appendState(out []Statement, cfg Config) ([]Statement, error) {
 	}
 	for _, s := range stmts {
 		out = append(out, Statement{Migration: strings.TrimSuffix(stateFile, ".sql"), SQL: s})
+	}
+	stmts, err = render(killFile, map[string]any{"KillRules": quote(KillRulesTable)})
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range stmts {
+		out = append(out, Statement{Migration: strings.TrimSuffix(killFile, ".sql"), SQL: s})
 	}
 	return out, nil
 }

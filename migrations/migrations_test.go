@@ -106,18 +106,19 @@ func TestRenderState(t *testing.T) {
 	}
 	all := sqlOf(stmts)
 	for _, s := range stmts {
-		if s.Migration != "003_state" || !strings.HasPrefix(s.SQL, "CREATE ") || !strings.Contains(s.SQL, "IF NOT EXISTS") {
+		if (s.Migration != "003_state" && s.Migration != "004_killswitch") || !strings.HasPrefix(s.SQL, "CREATE ") || !strings.Contains(s.SQL, "IF NOT EXISTS") {
 			t.Errorf("unexpected statement %s:\n%s", s.Migration, s.SQL)
 		}
 	}
-	if !strings.Contains(all, `CREATE TABLE IF NOT EXISTS "`+migrations.WorkingSetsTable+`"`) || strings.Contains(all, "EXTENSION") {
+	if !strings.Contains(all, `CREATE TABLE IF NOT EXISTS "`+migrations.WorkingSetsTable+`"`) ||
+		!strings.Contains(all, `CREATE TABLE IF NOT EXISTS "`+migrations.KillRulesTable+`"`) || strings.Contains(all, "EXTENSION") {
 		t.Errorf("state SQL:\n%s", all)
 	}
 	cfg := baseConfig()
 	cfg.State = true
 	stmts, _ = migrations.Render(cfg)
-	if last := stmts[len(stmts)-1].Migration; last != "003_state" {
-		t.Errorf("003_state renders before %s", last)
+	if last := stmts[len(stmts)-1].Migration; last != "004_killswitch" || stmts[len(stmts)-2].Migration != "003_state" {
+		t.Errorf("003_state and 004_killswitch render last, not %s", last)
 	}
 	cfg.Collections = []string{migrations.WorkingSetsTable}
 	if _, err := migrations.Render(cfg); !errors.Is(err, migrations.ErrInvalidConfig) {

@@ -150,6 +150,11 @@ const (
 	ComponentPrompt     ComponentKind = "prompt"
 	ComponentCompletion ComponentKind = "completion"
 	ComponentHTTP       ComponentKind = "http"
+	// ComponentKillSwitch marks the audit line of a kill-switch rule
+	// thrown or lifted, ComponentCanary that of a tripped canary; neither
+	// is a call.
+	ComponentKillSwitch ComponentKind = "killswitch"
+	ComponentCanary     ComponentKind = "canary"
 )
 
 // Call statuses recorded in audit lines and metrics.
@@ -178,6 +183,10 @@ type AuditRecord struct {
 	// call's arguments (frame_phrase, returned_content) or that the user
 	// confirmed the call (confirmed); empty otherwise.
 	Egress string
+	// Detail describes an operator action (a kill-switch rule, a canary
+	// trip) under fixed keys. Its values are the server's or the
+	// operator's, never a caller's argument or a canary's value.
+	Detail map[string]string
 }
 
 // AuditSink receives exactly one record per guarded call. Implementations
@@ -207,6 +216,12 @@ type Tracer interface {
 // refusals by kind (the guard stage that refused, or the tool's own).
 type Metrics interface {
 	RecordCall(ctx context.Context, kind ComponentKind, name, status, refusal string, elapsed time.Duration)
+}
+
+// TripMetrics is the optional ability of a Metrics to count canary trips
+// by the component whose arguments or egress carried the canary.
+type TripMetrics interface {
+	RecordCanaryTrip(ctx context.Context, component string)
 }
 
 // CallMeta describes the protocol request a guarded call answers, for

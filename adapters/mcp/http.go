@@ -79,6 +79,9 @@ type HTTPOptions struct {
 	Refused func(r *http.Request, reason string)
 	// Report receives transport events as fixed text.
 	Report func(event string)
+	// Admin serves AdminKillPath behind Auth (AdminHandler); nil (and
+	// always with auth off) leaves it unserved.
+	Admin http.Handler
 }
 
 // HTTPHandler returns the whole HTTP surface: /mcp, /health, /ready and,
@@ -143,6 +146,11 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(context.Context)
 	})
 	if o.Metadata != nil {
 		mux.Handle(MetadataPath, o.Metadata)
+	}
+	if o.Admin != nil && o.Auth != nil {
+		admin := closeUnlessBodyRead(rebindingGuard(o.Auth(o.Admin), o))
+		mux.Handle(AdminKillPath, admin)
+		mux.Handle(AdminKillPath+"/", admin)
 	}
 	shutdown := func(ctx context.Context) { streamable.CloseSessions(ctx) }
 	return mux, shutdown

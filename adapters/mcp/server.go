@@ -96,7 +96,9 @@ func New(app *core.App, opts Options) *Server {
 	listTTL := opts.ToolListTTL.Milliseconds()
 	readTTL := opts.ResourceReadTTL.Milliseconds()
 	serverOpts := []server.ServerOption{
-		server.WithToolCapabilities(false),
+		// listChanged: a kill-switch rule thrown or lifted while the
+		// server runs changes what tools/list returns.
+		server.WithToolCapabilities(true),
 		server.WithResourceCapabilities(false, false),
 		server.WithPromptCapabilities(false),
 		server.WithCompletions(),
@@ -116,6 +118,12 @@ func New(app *core.App, opts Options) *Server {
 	}
 	s.mcp = server.NewMCPServer(opts.Name, opts.Version, serverOpts...)
 	s.register()
+	// Every session that can hear a notification (stdio, an HTTP session
+	// with its stream open) is told to list again; the listing itself is
+	// filtered per caller, so a rule for one caller is seen only by them.
+	app.OnKillChange(func() {
+		s.mcp.SendNotificationToAllClients(mcp.MethodNotificationToolsListChanged, nil)
+	})
 	return s
 }
 

@@ -35,6 +35,9 @@ const (
 	// FieldEgress is the exfiltration guard's note (what it found, or that
 	// the user confirmed the call); absent when it had nothing to say.
 	FieldEgress = "egress"
+	// FieldDetail carries an operator action's fixed-key detail (a
+	// kill-switch rule, a canary trip).
+	FieldDetail = "detail"
 )
 
 // AuditMessage is the msg of every audit line.
@@ -138,6 +141,9 @@ func (s *AuditSink) Record(ctx context.Context, rec ports.AuditRecord) {
 	if rec.Egress != "" {
 		fields = append(fields, zap.String(FieldEgress, rec.Egress))
 	}
+	if len(rec.Detail) > 0 {
+		fields = append(fields, zap.Reflect(FieldDetail, sanitizeDetail(rec.Detail)))
+	}
 
 	if level == zapcore.ErrorLevel {
 		s.log.ErrorContext(ctx, AuditMessage, fields...)
@@ -160,6 +166,34 @@ func (m shapeMap) String() string {
 		return "{}"
 	}
 	return string(b)
+}
+
+// maxDetailLen bounds one detail value.
+const maxDetailLen = 256
+
+// sanitizeDetail keeps detail entries whose key is an argument-like key and
+// whose value is printable and bounded; an odd value is redacted. The
+// values are the server's or the operator's; the bound keeps a log line a
+// line.
+func sanitizeDetail(detail map[string]string) shapeMap {
+	out := make(shapeMap, len(detail))
+	for k, v := range detail {
+		if !isArgKey(k) {
+			continue
+		}
+		ok := len(v) <= maxDetailLen
+		for _, c := range []byte(v) {
+			if c < 0x20 || c == 0x7f {
+				ok = false
+				break
+			}
+		}
+		if !ok {
+			v = ShapeRedacted
+		}
+		out[k] = v
+	}
+	return out
 }
 
 // sanitizeShapes returns shapes unchanged when every entry looks like a

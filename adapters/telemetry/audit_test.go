@@ -74,6 +74,21 @@ func TestAuditLineShape(t *testing.T) {
 				FieldTraceID: "", FieldCause: "*pgconn.PgError",
 			},
 		},
+		{
+			name: "kill-switch throw with detail",
+			rec: ports.AuditRecord{
+				Time: start, Subject: "ops", Kind: ports.ComponentKillSwitch, Name: "throw", Status: ports.StatusOK,
+				Detail: map[string]string{"rule": "9f2c", "target": "tool:safe_fetch", "caller": "alice@example.com",
+					"reason": "line\nbreak\x00", "bad key!": "dropped", "long": strings.Repeat("x", 300)},
+			},
+			want: map[string]any{
+				FieldTime: "2026-11-30T08:15:04.123456789Z", FieldLevel: "info", FieldMsg: AuditMessage,
+				FieldSubject: "ops", FieldComponent: "killswitch", FieldName: "throw",
+				FieldArgs: map[string]any{}, FieldStatus: "ok", FieldLatencyMS: json.Number("0"), FieldTraceID: "",
+				FieldDetail: map[string]any{"rule": "9f2c", "target": "tool:safe_fetch", "caller": "alice@example.com",
+					"reason": ShapeRedacted, "long": ShapeRedacted},
+			},
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

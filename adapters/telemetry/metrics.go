@@ -34,6 +34,9 @@ const (
 	// mcp.method.name, gen_ai.tool.name or gen_ai.prompt.name,
 	// mcp.protocol.version and error.type.
 	MetricDuration = "mcp.server.operation.duration"
+	// MetricCanaryTrips counts canary trips by the component whose
+	// arguments or egress carried the canary.
+	MetricCanaryTrips = "arrowhead.canary.trips"
 )
 
 // DurationBuckets are the histogram boundaries in seconds, those the MCP
@@ -53,10 +56,14 @@ func (noopMetrics) RecordCall(context.Context, ports.ComponentKind, string, stri
 type otelMetrics struct {
 	calls    metric.Int64Counter
 	refusals metric.Int64Counter
+	trips    metric.Int64Counter
 	duration mcpconv.ServerOperationDuration
 }
 
-var _ ports.Metrics = (*otelMetrics)(nil)
+var (
+	_ ports.Metrics     = (*otelMetrics)(nil)
+	_ ports.TripMetrics = (*otelMetrics)(nil)
+)
 
 func newOTelMetrics(m metric.Meter) (*otelMetrics, error) {
 	calls, err := m.Int64Counter(MetricCalls,
@@ -73,11 +80,23 @@ func newOTelMetrics(m metric.Meter) (*otelMetrics, error) {
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: creating %s: %w", MetricRefusals, err)
 	}
+	trips, err := m.Int64Counter(MetricCanaryTrips,
+		metric.WithDescription("Canary trips by the component whose arguments or egress carried the canary."),
+		metric.WithUnit("{trip}"),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("telemetry: creating %s: %w", MetricCanaryTrips, err)
+	}
 	duration, err := mcpconv.NewServerOperationDuration(m, metric.WithExplicitBucketBoundaries(DurationBuckets...))
 	if err != nil {
 		return nil, fmt.Errorf("telemetry: creating %s: %w", MetricDuration, err)
 	}
-	return &otelMetrics{calls: calls, refusals: refusals, duration: duration}, nil
+	return &otelMetrics{calls: calls, refusals: refusals, trips: trips, duration: duration}, nil
+}
+
+// RecordCanaryTrip adds one canary trip.
+func (m *otelMetrics) RecordCanaryTrip(ctx context.Context, component string) {
+	m.trips.Add(ctx, 1, metric.WithAttributeSet(attribute.NewSet(attribute.String(AttrName, component))))
 }
 
 // RecordCall adds one call, its refusal if any, and its duration.

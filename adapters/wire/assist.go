@@ -35,5 +35,5 @@ func openCompleter(s *settings.Settings, egress ports.Egress) (ports.Completer, 
 	if err != nil {
 		return nil, fmt.Errorf("ARROWHEAD_LLM_ENDPOINT: %w", err)
 	}
-	return c, nil
+	return canaryCompleter{next: c}, nil
 }

@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
 	"go.opentelemetry.io/otel"
 	"go.uber.org/zap"
 
@@ -92,6 +93,8 @@ type Runtime struct {
 	MetricsAddr net.Addr
 
 	shared *sqlite.Store // the store processes share, once a family needs it
+	// redis is the Redis client, when ARROWHEAD_REDIS_URL is set.
+	redis *goredis.Client
 	// pools are the PostgreSQL pools by DSN: adapters configured with the
 	// same database share one.
 	pools   map[string]*postgres.Pool
@@ -257,21 +260,34 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
+	board, err := rt.killBoard(ctx, clock)
+	if err != nil {
+		return nil, err
+	}
+	canaryTokens, err := readCanaryFile(s.CanaryFile)
+	if err != nil {
+		return nil, err
+	}
 	rt.App, err = core.New(core.Deps{
-		Settings:   s,
-		Authorizer: authorizer,
-		Rates:      rates,
-		Audit:      sink,
-		Tracer:     tel.Tracer(),
-		Metrics:    tel.Metrics(),
-		Clock:      clock,
-		Scanner:    scanner,
+		Settings:     s,
+		Authorizer:   authorizer,
+		Rates:        rates,
+		Audit:        sink,
+		Tracer:       tel.Tracer(),
+		Metrics:      tel.Metrics(),
+		Clock:        clock,
+		KillBoard:    board,
+		CanaryTokens: canaryTokens,
+		Scanner:      scanner,
 		Families: families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn,
 			exec: execP, notify: notifyPorts, repo: repoStore, tagger: tagger, completer: completer, context: ctxPorts,
 			memory: memory, memoryEmbedder: memoryEmbedder, tasks: tasks, scanner: scanner, clock: clock}),
 	})
 	if err != nil {
 		return nil, err
+	}
+	if board != nil {
+		rt.watchKills(ctx)
 	}
 	return rt, nil
 }
@@ -361,6 +377,7 @@ func (rt *Runtime) rateStore(ctx context.Context, clock ports.Clock) (ports.Rate
 		return nil, fmt.Errorf("ARROWHEAD_REDIS_URL: %w", err)
 	}
 	rt.closers = append(rt.closers, func(context.Context) error { return client.Close() })
+	rt.redis = client
 	store, err := redis.NewRateStore(client, local, redis.WithClock(clock),
 		redis.WithFallbackShare(rt.Settings.RateLimitFallbackShare),
 		redis.WithOutageReport(func(sh redis.Share) {

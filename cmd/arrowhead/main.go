@@ -8,6 +8,8 @@
 //	arrowhead hook attachments     the client-side attachment hook (stdin to stdout)
 //	arrowhead hook print-config --client X
 //	arrowhead migrate [--dry-run]  apply the embedded schema
+//	arrowhead kill throw|lift|list  live kill-switch rules on the shared board
+//	arrowhead canary new           mint canaries to plant
 //	arrowhead docs                 regenerate docs/reference/ and .env.example
 //	arrowhead version              the build version
 package main
@@ -63,6 +65,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return migrateCmd(args, stdout, stderr)
 	case "docs":
 		return docsCmd(args, stdout, stderr)
+	case "kill":
+		return killCmd(args, stdout, stderr)
+	case "canary":
+		return canaryCmd(args, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "arrowhead %s\n", wire.Version)
 		return exitOK
@@ -84,6 +90,11 @@ const usage = `arrowhead: a hardened MCP server
   arrowhead hook print-config --client cursor|claude-code|codex|vscode
                                  print a client's hook registration block
   arrowhead migrate [--dry-run]  apply the schema (chunk tables, memory tables) idempotently
+  arrowhead kill throw [--tool NAME | --family ID] [--caller ID] [--for DURATION] [--reason TEXT]
+  arrowhead kill lift ID | kill list [--json]
+                                 live kill-switch rules on every replica (Redis or ARROWHEAD_STATE_DSN)
+  arrowhead canary new [--host HOST] [--append FILE]
+                                 mint canaries to plant (ARROWHEAD_CANARY_TOKENS / _FILE)
   arrowhead docs                 regenerate docs/reference/ and .env.example (from the checkout's root)
   arrowhead version              print the version
 `

@@ -136,6 +136,10 @@ func serveHTTP(ctx context.Context, rt *wire.Runtime) error {
 			refused(r, "unauthenticated:"+reason)
 		})
 		opts.Metadata = auth.ProtectedResourceHandler(s.Audience(), []string{s.Issuer()})
+		opts.Admin = mcpadapter.AdminHandler(rt.App, func(r *http.Request) ports.Principal {
+			p, _ := auth.PrincipalFromContext(r.Context())
+			return p
+		}, refused)
 	} else {
 		rt.Logger.Warn("serving HTTP with authentication off (ARROWHEAD_ALLOW_INSECURE_HTTP=true): every caller is the local operator")
 	}
@@ -200,6 +204,7 @@ func httpRefusal(rt *wire.Runtime) func(r *http.Request, reason string) {
 		"body_too_large":     "validation",
 		"body_timeout":       "validation",
 		"body_busy":          "unavailable",
+		"insufficient_scope": "authorization",
 	}
 	return func(r *http.Request, reason string) {
 		kind, ok := kinds[reason]

@@ -214,6 +214,12 @@ type Settings struct {
 	RateLimitFallbackShare int
 
 	DisabledTools []string
+	// CanaryTokens are planted honeytoken values; CanaryFile names a file
+	// listing more, one a line; CanaryTripSeconds is how long a trip takes
+	// egress away from the caller.
+	CanaryTokens      []string
+	CanaryFile        string
+	CanaryTripSeconds int
 
 	ToolListTTLMS     int
 	ResourceReadTTLMS int
@@ -234,6 +240,7 @@ var Extensions = []string{
 	"ARROWHEAD_SQL_TEMP_FILE_LIMIT_MB", "ARROWHEAD_SQL_WORK_MEM_MB", "ARROWHEAD_RATE_LIMIT_FALLBACK_SHARE",
 	"ARROWHEAD_EXEC_TEST_MEMORY_BYTES", "ARROWHEAD_EXEC_TEST_CPU_SECONDS", "ARROWHEAD_DATA_MIN_FREE_BYTES",
 	"ARROWHEAD_REDACT_READS", "ARROWHEAD_EGRESS_GUARD", "ARROWHEAD_EGRESS_GUARD_WINDOW_SECONDS",
+	"ARROWHEAD_CANARY_TOKENS", "ARROWHEAD_CANARY_FILE", "ARROWHEAD_CANARY_TRIP_SECONDS",
 }
 
 // SecretValues are the effective values of every variable marked secret

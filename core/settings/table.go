@@ -425,7 +425,15 @@ func (s *Settings) vars() []*Var {
 		),
 		in(Section{Title: "Kill switch", About: "Components taken out of service without a redeploy."},
 			list("ARROWHEAD_DISABLED_TOOLS", "", &s.DisabledTools, componentName).
-				means("Tool, prompt or resource names (a resource by name, URI or template) taken out of service: left out of listings, every call refused."),
+				means("Tool, prompt or resource names (a resource by name, URI or template) taken out of service: left out of listings, every call refused. The global, static switch; `arrowhead kill` and the admin endpoint throw live, scoped rules beside it."),
+		),
+		in(Section{Title: "Canaries", About: "Planted honeytokens: one seen in a call's arguments or in what a call sends out trips the caller."},
+			secretList("ARROWHEAD_CANARY_TOKENS", "", &s.CanaryTokens).
+				means("Canary values (at least 12 characters each) planted in the corpus, repository or database, as `arrowhead canary new` mints them. A canary in any argument or egress (an egress tool's arguments, a model request), also percent-encoded, base64, hex, fullwidth or split by zero-width characters, takes every egress tool away from that caller on every replica."),
+			text("ARROWHEAD_CANARY_FILE", "", &s.CanaryFile).
+				means("A file listing more canary values, one a line (blank lines and lines starting with # are skipped); read at start."),
+			integer("ARROWHEAD_CANARY_TRIP_SECONDS", "3600", &s.CanaryTripSeconds, between(1, 30*24*3600)).
+				means("How long a tripped canary takes the egress tools away from the caller, in seconds."),
 		),
 		in(Section{Title: "Cache hints", About: "How long a client may cache results; both ride in the result's _meta with a private cache scope."},
 			integer("ARROWHEAD_TOOL_LIST_TTL_MS", "3600000", &s.ToolListTTLMS, atLeast(0)).

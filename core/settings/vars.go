@@ -177,6 +177,13 @@ func list(name, def string, dst *[]string, checks ...check) *Var {
 	return v
 }
 
+// secretList is a list whose values check-config never prints.
+func secretList(name, def string, dst *[]string, checks ...check) *Var {
+	v := list(name, def, dst, checks...)
+	v.Secret = true
+	return v
+}
+
 func portList(name, def string, dst *[]int) *Var {
 	v := &Var{Name: name, Default: def, Type: "list", rule: "comma-separated; each entry a port between 1 and 65535"}
 	v.parse = func(raw string) error {

@@ -108,6 +108,11 @@ func (m model) ask(ctx context.Context, call catalog.Call, tool, system, prompt 
 	}
 	if !m.sampling {
 		out, err := m.completer.Complete(ctx, ports.CompletionRequest{System: system, Prompt: prompt, MaxTokens: m.settings.LLMMaxTokens})
+		if te, ok := catalog.AsToolError(err); ok {
+			// A deliberate refusal on the way out (a tripped canary)
+			// passes as it is.
+			return "", nil, te
+		}
 		if err != nil {
 			return "", nil, catalog.Failed("The model backend did not answer.").WithCause(err)
 		}
