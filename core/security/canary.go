@@ -6,10 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"strings"
-	"unicode"
 	"unicode/utf8"
-
-	"golang.org/x/text/unicode/norm"
 )
 
 // MinCanaryLength is the shortest canary accepted (after normalization): a
@@ -94,7 +91,7 @@ func (c *Canaries) match(s string, depth int) int {
 		return i
 	}
 	if !isASCII(s) {
-		if n := normalizeCanaryText(s); n != s {
+		if n := normalizeText(s); n != s {
 			if i := c.dfa.scan(n); i >= 0 {
 				return i
 			}
@@ -111,24 +108,7 @@ func (c *Canaries) match(s string, depth int) int {
 
 // foldCanary is the normalized form a canary is matched in.
 func foldCanary(s string) string {
-	return strings.ToLower(normalizeCanaryText(s))
-}
-
-// normalizeCanaryText applies NFKC and removes the characters that render
-// as nothing (format characters, default-ignorable code points, variation
-// selectors), so a value split by a zero-width space or written in
-// fullwidth letters reads as the value.
-func normalizeCanaryText(s string) string {
-	if isASCII(s) {
-		return s
-	}
-	s = norm.NFKC.String(s)
-	return strings.Map(func(r rune) rune {
-		if unicode.Is(unicode.Cf, r) || unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r) || unicode.Is(unicode.Variation_Selector, r) {
-			return -1
-		}
-		return r
-	}, s)
+	return strings.ToLower(normalizeText(s))
 }
 
 // canaryForms are the strings a canary is looked for as: itself, its base64

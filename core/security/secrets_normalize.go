@@ -56,6 +56,16 @@ func normalizeForScan(text string) normalized {
 	return normalized{text: out.String(), edits: edits}
 }
 
+// normalizeText is text as every detector here sees it (secrets,
+// canaries): NFKC per character with invisible characters dropped. ASCII
+// text is returned as is.
+func normalizeText(text string) string {
+	if isASCII(text) {
+		return text
+	}
+	return normalizeForScan(text).text
+}
+
 // origSpan maps normalized byte n to the original span of the character
 // it came from.
 func (n normalized) origSpan(k int) (start, end int) {
@@ -97,6 +107,7 @@ func invisible(r rune) bool {
 	switch {
 	case unicode.Is(unicode.Cf, r),
 		unicode.Is(unicode.Variation_Selector, r),
+		unicode.Is(unicode.Other_Default_Ignorable_Code_Point, r),
 		r == 0x034F, r == 0x115F, r == 0x1160, r == 0x3164, r == 0xFFA0,
 		r >= 0x180B && r <= 0x180F:
 		return true
