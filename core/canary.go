@@ -112,7 +112,7 @@ func (a *App) trip(ctx context.Context, p ports.Principal, component string, hit
 	}
 	a.audit.Record(ctx, ports.AuditRecord{
 		Time:    now,
-		Subject: caller,
+		Subject: subjectOf(p),
 		Kind:    ports.ComponentCanary,
 		Name:    "trip",
 		Status:  status,

@@ -230,7 +230,11 @@ func TestNoRawSecretThroughAnyReadPathOrModelRequest(t *testing.T) {
 		"ARROWHEAD_LLM_API_KEY": llmKey, "ARROWHEAD_LLM_INTERNAL_HOSTS": u.Host,
 		"ARROWHEAD_EMBEDDING_PROVIDER": "http", "ARROWHEAD_EMBEDDING_ENDPOINT": srv.URL + "/v1/embeddings",
 		"ARROWHEAD_EMBEDDING_API_KEY": embedKey, "ARROWHEAD_EMBEDDING_DIMENSIONS": "8",
-		"ARROWHEAD_NOTIFY_SIGNING_SECRET": signing, "ARROWHEAD_NOTIFY_ALLOWLIST": "https://hooks.example.com/in"}
+		"ARROWHEAD_NOTIFY_SIGNING_SECRET": signing, "ARROWHEAD_NOTIFY_ALLOWLIST": "https://hooks.example.com/in",
+		// Read content goes back out to the model on purpose: its redaction
+		// must hold without the egress guard, which would hold those calls
+		// (its own tests cover that).
+		"ARROWHEAD_EGRESS_GUARD": "off"}
 	rt, err := wire.Build(t.Context(), coretest.Settings(t, env), wire.Options{})
 	if err != nil {
 		t.Fatal(err)
