@@ -60,6 +60,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -136,6 +137,9 @@ type Store struct {
 
 	closed  atomic.Bool
 	damaged atomic.Bool
+
+	checkMu sync.Mutex       // guards checked
+	checked map[string]error // lazyChecked tables checked in this process
 	// fault is the store's own error that refused the last batch (an
 	// I/O error, a read-only file), nil once a batch commits: Health
 	// reports it.
@@ -313,13 +317,75 @@ func (s *Store) prepare() error {
 	return s.migrate(ctx)
 }
 
-// quickCheck runs PRAGMA quick_check: SQLite's check of every page's
-// structure (not of indexes against their tables, which integrity_check
-// adds at several times the cost).
+// lazyChecked are the tables too large to check at every start (the
+// vector index's chunks: hundreds of megabytes for 100,000 vectors): each
+// is checked once per process before its first read or write instead
+// (checkTable), so no answer comes from an unchecked table.
+var lazyChecked = []string{"vec_chunk"}
+
+// quickCheck runs PRAGMA quick_check (SQLite's check of every page's
+// structure; integrity_check adds indexes against their tables at several
+// times the cost) on every table and its indexes, except lazyChecked, so
+// a start is fast however large the vector index has grown.
 func (s *Store) quickCheck(ctx context.Context) error {
+	var tables []string
+	err := retryBusy(ctx, func() error {
+		tables = tables[:0]
+		rows, err := s.w.QueryContext(ctx, "SELECT name FROM sqlite_schema WHERE type = 'table'")
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var name string
+			if err := rows.Scan(&name); err != nil {
+				return err
+			}
+			if !slices.Contains(lazyChecked, name) {
+				tables = append(tables, name)
+			}
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return classify("checking the store file", err)
+	}
+	for _, t := range tables {
+		if err := s.checkOne(ctx, s.w, t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTable checks a lazyChecked table once per process; a damaged table
+// stays refused (ErrCorrupt) for the life of the process.
+func (s *Store) checkTable(ctx context.Context, table string) error {
+	s.checkMu.Lock()
+	defer s.checkMu.Unlock()
+	if err, done := s.checked[table]; done {
+		return err
+	}
+	// On a read connection: the check takes a while on a large table, and
+	// this process's writes go on beside it.
+	err := s.checkOne(ctx, s.r, table)
+	if errors.Is(err, ErrCorrupt) {
+		s.damaged.Store(true) // /ready says so
+	}
+	if errors.Is(err, ErrCorrupt) || err == nil {
+		if s.checked == nil {
+			s.checked = map[string]error{}
+		}
+		s.checked[table] = err // a transient failure is tried again
+	}
+	return err
+}
+
+// checkOne runs PRAGMA quick_check on one table and its indexes.
+func (s *Store) checkOne(ctx context.Context, db *sql.DB, table string) error {
 	var got string
 	err := retryBusy(ctx, func() error {
-		rows, err := s.w.QueryContext(ctx, "PRAGMA quick_check(1)")
+		rows, err := db.QueryContext(ctx, fmt.Sprintf("PRAGMA quick_check(%q)", table))
 		if err != nil {
 			return err
 		}
@@ -327,6 +393,9 @@ func (s *Store) quickCheck(ctx context.Context) error {
 		for rows.Next() {
 			if err := rows.Scan(&got); err != nil {
 				return err
+			}
+			if got != "ok" {
+				break
 			}
 		}
 		return rows.Err()

@@ -273,6 +273,9 @@ func (v *VectorStore) readVersion(ctx context.Context, collection string) (uint6
 // LoadVectors implements inmem.VectorPersistence.
 func (v *VectorStore) LoadVectors(ctx context.Context, collection string, dim int, known map[string]uint64) (inmem.VectorDelta, error) {
 	var d inmem.VectorDelta
+	if err := v.s.checkTable(ctx, "vec_chunk"); err != nil {
+		return d, vectorErr(collection, err)
+	}
 	err := v.s.Read(ctx, func(tx *Tx) error {
 		var err error
 		d, err = loadVectors(ctx, tx, collection, dim, known)
@@ -425,6 +428,9 @@ func loadVectors(ctx context.Context, tx *Tx, collection string, dim int, known 
 // WriteVectors implements inmem.VectorPersistence.
 func (v *VectorStore) WriteVectors(ctx context.Context, collection string, dim int, w inmem.VectorWrite) (uint64, error) {
 	var next int64
+	if err := v.s.checkTable(ctx, "vec_chunk"); err != nil {
+		return 0, vectorErr(collection, err)
+	}
 	// A write that only removes chunks may run on a full disk, in the
 	// store's reserve, so a caller can free space (Store.Delete).
 	write := v.s.Write

@@ -12,7 +12,9 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -487,5 +489,62 @@ func TestVectorRowChecksum(t *testing.T) {
 		if got := math.Float32frombits(binary.LittleEndian.Uint32(emb[4*i:])); got != ch.Embedding[i] {
 			t.Fatalf("embedding[%d] = %v, want %v", i, got, ch.Embedding[i])
 		}
+	}
+}
+
+// TestDamagedVectorPagesAreRefusedBeforeTheirFirstUse: the vector table is
+// not checked at open (it is what makes a large store slow to start), so
+// a store whose vector pages are damaged opens, but its vectors are
+// refused, never served, and readiness says the store is damaged.
+func TestDamagedVectorPagesAreRefusedBeforeTheirFirstUse(t *testing.T) {
+	dir := t.TempDir()
+	s, err := sqlite.Open(sqlite.Config{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := openVectors(t, s)
+	var chunks []ports.Chunk
+	for i := range 400 {
+		chunks = append(chunks, vchunk(fmt.Sprintf("c%d", i), "acme", fmt.Sprintf("d%d.md", i), 0, strings.Repeat("text ", 100), i))
+	}
+	if err := x.Upsert(context.Background(), vecCollection, chunks); err != nil {
+		t.Fatal(err)
+	}
+	x.Close()
+	if err := s.Close(); err != nil { // checkpoints the log into the file
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, sqlite.FileName)
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The last pages written hold the chunks (and their indexes).
+	for i := len(raw) - 40*4096; i < len(raw)-4096; i++ {
+		raw[i] = byte(i * 7)
+	}
+	if err := os.WriteFile(path, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err = sqlite.Open(sqlite.Config{Dir: dir})
+	if err != nil {
+		t.Fatalf("Open of a store whose vector pages are damaged = %v; only the vector table is", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	if state, _ := s.HealthReason(context.Background()); state == ports.HealthDown {
+		t.Fatal("down before the vector table was used")
+	}
+	y := openVectors(t, s)
+	_, err = y.Search(context.Background(), vecCollection, "acme", vecOf(1), 3)
+	if !errors.Is(err, inmem.ErrVectorCorrupt) {
+		t.Fatalf("Search on damaged vector pages = %v, want ErrVectorCorrupt", err)
+	}
+	if state, reason := s.HealthReason(context.Background()); state != ports.HealthDown {
+		t.Fatalf("readiness after the damage was found = %v %q, want down", state, reason)
+	}
+	// Writes are refused too, before they touch the damaged table.
+	if err := y.Upsert(context.Background(), vecCollection, chunks[:1]); !errors.Is(err, inmem.ErrVectorCorrupt) {
+		t.Fatalf("Upsert on damaged vector pages = %v, want ErrVectorCorrupt", err)
 	}
 }
