@@ -34,9 +34,12 @@
 //   - A full disk refuses writes, never deletes: a reserve file held
 //     beside the store gives the deletes room in the log (reserve.go),
 //     and /ready reports the state (Health).
-//   - Damage is a start-up error: Open refuses a file that is not a
-//     SQLite database or fails PRAGMA quick_check with ErrCorrupt, which
-//     names ARROWHEAD_DATA_DIR, never serving half of it.
+//   - Damage is refused, never half-served: Open refuses a file that is
+//     not a SQLite database, or whose tables fail PRAGMA quick_check, with
+//     ErrCorrupt, which names ARROWHEAD_DATA_DIR. The vector index's
+//     chunk table, too large to check at every start, is checked once per
+//     process before its first read or write (checkTable); damage found
+//     there refuses the vectors and marks the store down on /ready.
 //
 // # Concurrency contract
 //
