@@ -1,13 +1,11 @@
 package telemetry
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/arrowhead-go/arrowhead/core"
@@ -31,22 +29,7 @@ const (
 
 // syncBuffer is a bytes.Buffer safe for the concurrent writes the sink may
 // receive.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) Bytes() []byte {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return bytes.Clone(b.buf.Bytes())
-}
+type syncBuffer = coretest.SyncBuffer
 
 // lines parses every JSON line written to b, failing on anything that is
 // not one JSON object per line.

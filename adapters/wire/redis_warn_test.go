@@ -1,7 +1,6 @@
 package wire_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
@@ -23,7 +22,7 @@ func TestUnreachableRedisAtStartIsAWarning(t *testing.T) {
 	}
 	addr := ln.Addr().String()
 	_ = ln.Close()
-	var log bytes.Buffer
+	var log coretest.SyncBuffer
 	s := coretest.Settings(t, map[string]string{"ARROWHEAD_PROFILE": "core", "ARROWHEAD_JAIL_ROOT": t.TempDir(),
 		"ARROWHEAD_DOCS_ROOT": t.TempDir(), "ARROWHEAD_DATA_DIR": t.TempDir(), "ARROWHEAD_REDIS_URL": "redis://" + addr + "/0"})
 	rt, err := wire.Build(t.Context(), s, wire.Options{AuditWriter: io.Discard, LogWriter: &log})
