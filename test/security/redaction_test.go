@@ -460,11 +460,15 @@ func TestHostileMarkdownSanitizedAlikeEverywhere(t *testing.T) {
 		t.Errorf("the pinned JSON document is not framed as json: %s", pack)
 	}
 
-	// Search returns lines as text and says so; recall returns the memory
-	// as the text it was stored as.
-	search := call("doc_search", map[string]any{"query": "evil"})
-	if !strings.Contains(search, "content_type=text") {
-		t.Errorf("doc_search frame: %s", search)
+	// Search returns lines as text and says so, each Markdown line
+	// sanitized as doc_read sanitizes the document; recall returns the
+	// memory as the text it was stored as.
+	for _, q := range []string{"evil", "status", "unterminated"} {
+		search := call("doc_search", map[string]any{"query": q})
+		if !strings.Contains(search, "content_type=text") || !strings.Contains(search, "hostile.md:") {
+			t.Errorf("doc_search %q: %s", q, search)
+		}
+		inert("doc_search "+q, body(search))
 	}
 	call("memory_store", map[string]any{"namespace": "n", "content": hostile})
 	recall := call("memory_search", map[string]any{"namespace": "n", "query": "notes status"})

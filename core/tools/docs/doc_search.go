@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
@@ -91,7 +92,18 @@ func (c *corpus) search(ctx context.Context, call catalog.Call, in docSearchInpu
 		Regex:         in.UseRegex,
 		FilesExcluded: rep.Skipped.Total(),
 	}
-	for _, m := range rep.Matches {
+	for i, m := range rep.Matches {
+		if content.DocumentFormat(m.Path) == content.FormatMarkdown {
+			// A Markdown document's line is sanitized as doc_read
+			// sanitizes the document (an image beacon, raw HTML, a
+			// comment that hides what follows), then kept on its line.
+			if md, err := content.SanitizeMarkdown([]byte(m.Snippet)); err == nil {
+				m.Snippet = search.SanitizeSnippet(md)
+			} else {
+				m.Snippet = ""
+			}
+			rep.Matches[i] = m
+		}
 		out.Matches = append(out.Matches, searchMatch{Path: m.Path, Line: m.Line, Column: m.Column, Snippet: m.Snippet})
 	}
 	text, marker := rep.Answer("corpus", "documents", search.DocVars)
