@@ -25,9 +25,14 @@ type BoltSource struct {
 
 // Imported says whether ImportBolt has run on this store.
 func (s *Store) Imported(ctx context.Context) (bool, error) {
+	return s.markerSet(ctx, importedMarker)
+}
+
+// markerSet says whether the counter marking a one-time import is set.
+func (s *Store) markerSet(ctx context.Context, marker string) (bool, error) {
 	var done bool
 	err := s.Read(ctx, func(tx *Tx) error {
-		n, err := count(ctx, tx, importedMarker)
+		n, err := count(ctx, tx, marker)
 		done = n > 0
 		return err
 	})

@@ -18,13 +18,7 @@ const tasksImportedMarker = "imported_bbolt_tasks"
 
 // TasksImported says whether ImportBoltTasks has run on this store.
 func (s *Store) TasksImported(ctx context.Context) (bool, error) {
-	var done bool
-	err := s.Read(ctx, func(tx *Tx) error {
-		n, err := count(ctx, tx, tasksImportedMarker)
-		done = n > 0
-		return err
-	})
-	return done, err
+	return s.markerSet(ctx, tasksImportedMarker)
 }
 
 // ImportBoltTasks copies the previous store's task registry (ns, its

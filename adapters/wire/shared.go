@@ -43,13 +43,7 @@ func (rt *Runtime) sharedStore(ctx context.Context, s *settings.Settings) (*sqli
 // importBolt moves the bbolt file's memories, kv entries, working sets
 // and vector collections into store, once for the data directory.
 func (rt *Runtime) importBolt(ctx context.Context, s *settings.Settings, store *sqlite.Store) error {
-	if _, err := os.Stat(filepath.Join(s.DataDir, bolt.FileName)); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if done, err := store.Imported(ctx); err != nil || done {
-		return err
-	}
-	return withPreviousStore(s, func(old *bolt.Store) error {
+	return importPrevious(ctx, s, store.Imported, func(old *bolt.Store) error {
 		memNS, err := old.Namespace(inmem.MemoryNamespace)
 		if err != nil {
 			return err
@@ -67,10 +61,22 @@ func (rt *Runtime) importBolt(ctx context.Context, s *settings.Settings, store *
 		if err != nil {
 			return err
 		}
-		// ImportBolt checks its marker again inside its transaction: a
-		// process that imported while this one waited for the file wins.
 		_, err = store.ImportBolt(ctx, sqlite.BoltSource{Memory: inmem.NewMemoryStore(memNS), WorkingSets: sets,
 			Vectors: func(fn func(inmem.VectorDump) error) error { return inmem.DumpBoltVectors(ctx, vecNS, fn) }})
 		return err
 	})
+}
+
+// importPrevious runs importFn on the previous release's bbolt file when
+// ARROWHEAD_DATA_DIR holds one and done says its import has not yet run.
+// importFn checks its marker again inside its own transaction: another
+// process may have imported while this one waited for the file.
+func importPrevious(ctx context.Context, s *settings.Settings, done func(context.Context) (bool, error), importFn func(*bolt.Store) error) error {
+	if _, err := os.Stat(filepath.Join(s.DataDir, bolt.FileName)); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if imported, err := done(ctx); err != nil || imported {
+		return err
+	}
+	return withPreviousStore(s, importFn)
 }

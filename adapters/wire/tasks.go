@@ -2,11 +2,7 @@ package wire
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 
 	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 	"github.com/arrowhead-go/arrowhead/adapters/inmem"
@@ -65,18 +61,11 @@ func (rt *Runtime) openTasks(ctx context.Context, s *settings.Settings, scanner 
 // store, once for the data directory (sqlite.ImportBoltTasks says what
 // becomes of each).
 func (rt *Runtime) importBoltTasks(ctx context.Context, s *settings.Settings, store *sqlite.Store) error {
-	if _, err := os.Stat(filepath.Join(s.DataDir, bolt.FileName)); errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if done, err := store.TasksImported(ctx); err != nil || done {
-		return err
-	}
-	return withPreviousStore(s, func(old *bolt.Store) error {
+	return importPrevious(ctx, s, store.TasksImported, func(old *bolt.Store) error {
 		ns, err := old.Namespace(inmem.TasksNamespace)
 		if err != nil {
 			return err
 		}
-		// ImportBoltTasks checks its marker again inside its write.
 		_, err = store.ImportBoltTasks(ctx, ns)
 		return err
 	})
