@@ -16,7 +16,9 @@ type Components struct {
 	Prompts   []catalog.PromptSpec
 }
 
-// Family declares a tool family. P is a struct of the ports the family's
+// LegacyFamily is the two-list family shape (Declare and Bind) that
+// Family replaces; families move to Family one by one, and this type goes
+// when the last has. P is a struct of the ports the family's
 // tools use; each tool's handler closes over only the ones it reads.
 //
 // A family is served when the profile selects its ID and its Gate (if any)
@@ -24,7 +26,7 @@ type Components struct {
 // to build the App and names the missing port. A field tagged
 // `port:"optional"` may be nil: the family's Bind decides, in one place,
 // which tools are then served as catalog.Tool.NotConfigured.
-type Family[P any] struct {
+type LegacyFamily[P any] struct {
 	ID catalog.Family
 	// Gate, when set, must also hold for the family to be served (exec
 	// needs ARROWHEAD_EXEC_ENABLED, for instance).
@@ -71,17 +73,17 @@ func Declared(members []Member) []Member {
 }
 
 // With binds the family to its ports.
-func (f Family[P]) With(p P) Member { return bound[P]{f: f, ports: p} }
+func (f LegacyFamily[P]) With(p P) Member { return bound[P]{f: f, ports: p} }
 
 // Declared is the family unbound, for listings: its tools refuse to run.
-func (f Family[P]) Declared() Member { return declared[P]{f} }
+func (f LegacyFamily[P]) Declared() Member { return declared[P]{f} }
 
 type bound[P any] struct {
-	f     Family[P]
+	f     LegacyFamily[P]
 	ports P
 }
 
-type declared[P any] struct{ f Family[P] }
+type declared[P any] struct{ f LegacyFamily[P] }
 
 func (b bound[P]) familyID() catalog.Family          { return b.f.ID }
 func (b bound[P]) unbound() Member                   { return declared[P]{b.f} }

@@ -18,8 +18,8 @@ type probePorts struct {
 	Rates ports.RateStore `port:"optional"`
 }
 
-func probeFamily(bind func(*settings.Settings, probePorts) core.Components) core.Family[probePorts] {
-	return core.Family[probePorts]{
+func probeFamily(bind func(*settings.Settings, probePorts) core.Components) core.LegacyFamily[probePorts] {
+	return core.LegacyFamily[probePorts]{
 		ID: catalog.FamilyCore,
 		Declare: func(*settings.Settings) core.Components {
 			return core.Components{Tools: []catalog.ToolSpec{echoDef().Spec()}}

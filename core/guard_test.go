@@ -252,7 +252,7 @@ func TestFamilyGate(t *testing.T) {
 		tool := func(*settings.Settings) core.Components {
 			return core.Components{Tools: []catalog.ToolSpec{echoTool()}}
 		}
-		gated := core.Family[struct{}]{
+		gated := core.LegacyFamily[struct{}]{
 			ID: catalog.FamilyExec, Gate: func(s *settings.Settings) bool { return s.ExecEnabled },
 			Declare: tool, Bind: func(s *settings.Settings, _ struct{}) core.Components { return tool(s) },
 		}

@@ -51,7 +51,7 @@ var (
 // scratch root, by a probe run), python3 on the sandbox PATH, and the test
 // command's program on the server's PATH.
 func (rt *Runtime) openExec(ctx context.Context, s *settings.Settings, repo ports.RepoStore) (execPorts, error) {
-	if !s.ExecEnabled || !serves(s, catalog.FamilyExec) {
+	if !exectools.Family.Serves(s) {
 		return execPorts{}, nil
 	}
 	runner, err := sandbox.New(ctx, sandbox.Config{Runner: s.ExecRunner, Workdir: s.ExecWorkdir, ContainerImage: s.ExecContainerImage})

@@ -42,7 +42,7 @@ func SchemaFor[T any](bounds Bounds) (*Schema, error) {
 	d := newDeriver(bounds)
 	s, err := d.root(reflect.TypeFor[T]())
 	if err == nil {
-		err = d.unused()
+		err = d.unused(nil)
 	}
 	return s, err
 }
@@ -72,10 +72,10 @@ func (d *deriver) root(t reflect.Type) (*Schema, error) {
 
 // unused reports a bound no placeholder asked for (a typo, or a limit the
 // schema forgot to apply).
-func (d *deriver) unused() error {
+func (d *deriver) unused(shared Bounds) error {
 	var names []string
 	for k := range d.bounds {
-		if !d.used[k] {
+		if _, family := shared[k]; !d.used[k] && !family {
 			names = append(names, k)
 		}
 	}

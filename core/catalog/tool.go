@@ -138,6 +138,30 @@ func Define[In, Out any](def ToolDef) Tool[In, Out] {
 	}}}
 }
 
+// WithBounds returns the tool with extra "$name" placeholder values beside
+// its ToolDef.Bounds: the limits its family reads from its Config. A name
+// in both is an incomplete spec (Check reports it), so one bound has one
+// source.
+func (t Tool[In, Out]) WithBounds(extra Bounds) Tool[In, Out] {
+	if len(extra) == 0 {
+		return t
+	}
+	merged := make(Bounds, len(t.spec.def.Bounds)+len(extra))
+	for k, v := range t.spec.def.Bounds {
+		merged[k] = v
+	}
+	var clash []string
+	for k, v := range extra {
+		if _, dup := merged[k]; dup {
+			clash = append(clash, k)
+		}
+		merged[k] = v
+	}
+	s := t.spec
+	s.shape = &shape{in: s.shape.in, out: s.shape.out, bounds: merged, shared: extra, clash: clash}
+	return Tool[In, Out]{spec: s}
+}
+
 // Spec is the definition alone, bound to nothing: what a listing, a
 // snapshot or the integrity digest reads. Invoking it fails.
 func (t Tool[In, Out]) Spec() ToolSpec { return t.spec }
@@ -193,10 +217,14 @@ type ToolSpec struct {
 type shape struct {
 	in, out reflect.Type
 	bounds  Bounds
-	once    sync.Once
-	input   *Schema
-	output  *Schema
-	err     error
+	// shared are the family's bounds, which a tool need not use all of;
+	// clash names bounds given both by the tool and by its family.
+	shared Bounds
+	clash  []string
+	once   sync.Once
+	input  *Schema
+	output *Schema
+	err    error
 }
 
 // derive checks the definition and derives both schemas, once.
@@ -205,11 +233,15 @@ func (s *shape) derive(def ToolDef) error {
 		if s.err = checkDef(def); s.err != nil {
 			return
 		}
+		if len(s.clash) > 0 {
+			s.err = fmt.Errorf("%w: %s: bounds %v are set by both the tool and its family", ErrIncompleteSpec, def.Name, s.clash)
+			return
+		}
 		d := newDeriver(s.bounds)
 		var err error
 		if s.input, err = d.root(s.in); err == nil {
 			if s.output, err = d.root(s.out); err == nil {
-				err = d.unused()
+				err = d.unused(s.shared)
 			}
 		}
 		if err != nil {

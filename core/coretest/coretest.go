@@ -26,7 +26,7 @@ func Deps(s *settings.Settings, authorizer ports.Authorizer, members ...core.Mem
 // ports, under id.
 func Family(id catalog.Family, c core.Components) core.Member {
 	components := func(*settings.Settings) core.Components { return c }
-	return core.Family[struct{}]{
+	return core.LegacyFamily[struct{}]{
 		ID:      id,
 		Declare: components,
 		Bind:    func(s *settings.Settings, _ struct{}) core.Components { return components(s) },

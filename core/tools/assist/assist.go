@@ -46,7 +46,7 @@ const (
 )
 
 // Family is the assist family.
-var Family = core.Family[Ports]{
+var Family = core.LegacyFamily[Ports]{
 	ID: catalog.FamilyAssist,
 	Declare: func(s *settings.Settings) core.Components {
 		return core.Components{Tools: []catalog.ToolSpec{codeExplain(s).Spec(), summarizeDiff(s).Spec(), rerank(s).Spec()}}

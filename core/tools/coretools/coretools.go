@@ -18,7 +18,7 @@ type Ports struct {
 }
 
 // Family is the core family.
-var Family = core.Family[Ports]{
+var Family = core.LegacyFamily[Ports]{
 	ID: catalog.FamilyCore,
 	Declare: func(s *settings.Settings) core.Components {
 		return core.Components{Tools: []catalog.ToolSpec{safeFetch(s).Spec(), calculate(s).Spec(), readFile(s).Spec()}}

@@ -41,7 +41,7 @@ type Ports struct {
 }
 
 // Family is the data-connector family.
-var Family = core.Family[Ports]{
+var Family = core.LegacyFamily[Ports]{
 	ID: catalog.FamilyData,
 	Declare: func(s *settings.Settings) core.Components {
 		return core.Components{Tools: []catalog.ToolSpec{

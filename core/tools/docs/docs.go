@@ -34,7 +34,7 @@ type Ports struct {
 }
 
 // Family is the document suite.
-var Family = core.Family[Ports]{
+var Family = core.LegacyFamily[Ports]{
 	ID: catalog.FamilyDocs,
 	Declare: func(s *settings.Settings) core.Components {
 		return core.Components{

@@ -110,7 +110,7 @@ func ancestors(prefix string) []string {
 // at or above it holding an authorized project file (a package.json only
 // when it declares a test script), else the nearest holding an authorized
 // tests/ directory (Python). ok is false when there is none.
-func (r testRunner) findProject(ctx context.Context, call catalog.Call, prefix string) (project, bool) {
+func (r *server) findProject(ctx context.Context, call catalog.Call, prefix string) (project, bool) {
 	dirs := ancestors(prefix)
 	for _, d := range dirs {
 		for _, m := range projectMarkers {
@@ -135,14 +135,14 @@ func (r testRunner) findProject(ctx context.Context, call catalog.Call, prefix s
 
 // readable reports whether name exists in the repository and the caller
 // may read it.
-func (r testRunner) readable(ctx context.Context, call catalog.Call, name string) bool {
+func (r *server) readable(ctx context.Context, call catalog.Call, name string) bool {
 	if _, err := r.repo.Stat(ctx, name); err != nil {
 		return false
 	}
 	return r.may(ctx, call, name)
 }
 
-func (r testRunner) may(ctx context.Context, call catalog.Call, name string) bool {
+func (r *server) may(ctx context.Context, call catalog.Call, name string) bool {
 	return r.authorizer.Authorize(ctx, call.Principal, ports.ActionRead, ports.Resource{Kind: ports.KindRepoFile, ID: name}).Allowed
 }
 
@@ -151,7 +151,7 @@ const packageJSONBytes = 1 << 20
 
 // hasTestScript reports whether the package.json at name declares a test
 // script other than npm init's placeholder, which only fails.
-func (r testRunner) hasTestScript(ctx context.Context, name string) bool {
+func (r *server) hasTestScript(ctx context.Context, name string) bool {
 	data, _, err := r.repo.Read(ctx, name, packageJSONBytes)
 	if err != nil {
 		return false
@@ -198,7 +198,7 @@ var npmEnv = []string{"NPM_CONFIG_OFFLINE=true", "NPM_CONFIG_UPDATE_NOTIFIER=fal
 // plan decides the command, the copy and the toolchain set-up for prefix.
 // An explicit command wins; it runs in the project root when there is one
 // and over the prefix's own subtree otherwise.
-func (r testRunner) plan(ctx context.Context, call catalog.Call, prefix string) (testPlan, error) {
+func (r *server) plan(ctx context.Context, call catalog.Call, prefix string) (testPlan, error) {
 	proj, found := r.findProject(ctx, call, prefix)
 	tc := r.tools
 	if tc.Command != nil {
@@ -289,7 +289,7 @@ func (r testRunner) plan(ctx context.Context, call catalog.Call, prefix string) 
 // goSetup adds the Go toolchain's environment, PATH and mounts to p: the
 // toolchain's root read-only, the module cache read-only and the caller's
 // own build cache writable.
-func (r testRunner) goSetup(ctx context.Context, call catalog.Call, p *testPlan) error {
+func (r *server) goSetup(ctx context.Context, call catalog.Call, p *testPlan) error {
 	tc := r.tools
 	p.env = append(p.env, goEnv...)
 	p.pathDirs = append(p.pathDirs, path.Dir(tc.Go))
@@ -318,7 +318,7 @@ func ownerKey(p ports.Principal) string {
 
 // readableUnder reports whether the caller may read some file under
 // prefix.
-func (r testRunner) readableUnder(ctx context.Context, call catalog.Call, prefix string) bool {
+func (r *server) readableUnder(ctx context.Context, call catalog.Call, prefix string) bool {
 	listed, _, err := r.repo.List(ctx, prefix, 64)
 	if err != nil {
 		return false

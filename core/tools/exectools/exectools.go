@@ -41,26 +41,76 @@ type Ports struct {
 	Toolchain Toolchain
 }
 
+// Config is what the exec family reads from the settings.
+type Config struct {
+	// Enabled is ARROWHEAD_EXEC_ENABLED: the family's gate.
+	Enabled bool
+	// SnippetWall and TestWall are the wall-clock budgets of one run.
+	SnippetWall, TestWall time.Duration
+	// CPUSeconds and MemoryBytes bound a snippet, TestCPUSeconds and
+	// TestMemoryBytes a test run.
+	CPUSeconds, TestCPUSeconds   int
+	MemoryBytes, TestMemoryBytes int64
+	// MaxOutputBytes caps what a result shows of the output.
+	MaxOutputBytes int
+	// MaxCodeBytes caps a snippet.
+	MaxCodeBytes int
+	// MaxCopyBytes and CopyMaxFiles cap run_tests' copy of the repository.
+	MaxCopyBytes, CopyMaxFiles int
+	// TestCommand is ARROWHEAD_EXEC_TEST_COMMAND split into argv; empty
+	// detects the command from the project.
+	TestCommand []string
+}
+
+// Configure reads the exec family's Config.
+func Configure(s *settings.Settings) Config {
+	return Config{
+		Enabled:         s.ExecEnabled,
+		SnippetWall:     settings.Seconds(s.ExecWallSeconds),
+		TestWall:        settings.Seconds(s.ExecTestWallSeconds),
+		CPUSeconds:      s.ExecCPUSeconds,
+		TestCPUSeconds:  s.ExecTestCPUSeconds,
+		MemoryBytes:     int64(s.ExecMemoryBytes),
+		TestMemoryBytes: int64(s.ExecTestMemoryBytes),
+		MaxOutputBytes:  s.ExecMaxOutputBytes,
+		MaxCodeBytes:    s.ExecMaxCodeBytes,
+		MaxCopyBytes:    s.ExecMaxCopyBytes,
+		CopyMaxFiles:    s.ExecCopyMaxFiles,
+		TestCommand:     s.ExecTestArgv(),
+	}
+}
+
 // Family is the exec family.
-var Family = core.Family[Ports]{
-	ID:      catalog.FamilyExec,
-	Gate:    func(s *settings.Settings) bool { return s.ExecEnabled },
-	GateDoc: "`ARROWHEAD_EXEC_ENABLED` is true",
-	Declare: func(s *settings.Settings) core.Components {
-		return core.Components{Tools: []catalog.ToolSpec{runSnippet(s).Spec(), runTests(s).Spec()}}
+var Family = core.Family[Config, Ports, *server]{
+	ID:        catalog.FamilyExec,
+	Configure: Configure,
+	Gate:      func(c Config) bool { return c.Enabled },
+	GateDoc:   "`ARROWHEAD_EXEC_ENABLED` is true",
+	Bounds:    func(c Config) catalog.Bounds { return catalog.Bounds{"code": c.MaxCodeBytes} },
+	Serve:     newServer,
+	Tools: []core.FamilyTool[*server]{
+		core.Tool(runSnippet, (*server).runSnippet),
+		core.Tool(runTests, (*server).runTests).Needs(func(s *server) bool { return s.repo != nil }, msgTestsNoRepo),
 	},
-	Bind: func(s *settings.Settings, p Ports) core.Components {
-		sb := sandbox{settings: s, runner: p.Runner, authorizer: p.Authorizer, secrets: p.Scanner}
-		tests := runTests(s).NotConfigured(msgTestsNoRepo)
-		if p.Repo != nil {
-			tc := p.Toolchain
-			if tc.Command == nil {
-				tc.Command = s.ExecTestArgv()
-			}
-			tests = runTests(s).Bind(testRunner{sandbox: sb, repo: p.Repo, tools: tc}.run)
-		}
-		return core.Components{Tools: []catalog.ToolSpec{runSnippet(s).Bind(snippetRunner{sb}.run), tests}}
-	},
+}
+
+// server is what both tools share: the runner, the execute gate, the
+// output treatment, and run_tests' repository and toolchains.
+type server struct {
+	config     Config
+	runner     ports.Runner
+	authorizer ports.Authorizer
+	secrets    *security.Scanner
+	repo       ports.RepoStore
+	tools      Toolchain
+}
+
+func newServer(c Config, p Ports) *server {
+	tc := p.Toolchain
+	if tc.Command == nil {
+		tc.Command = c.TestCommand
+	}
+	return &server{config: c, runner: p.Runner, authorizer: p.Authorizer, secrets: p.Scanner, repo: p.Repo, tools: tc}
 }
 
 // Refusals shared by both tools.
@@ -84,41 +134,31 @@ type execOutput struct {
 	Untrusted  bool              `json:"untrusted" description:"Always true."`
 }
 
-// sandbox is what both tools share: the runner, the execute gate and the
-// output treatment.
-type sandbox struct {
-	settings   *settings.Settings
-	runner     ports.Runner
-	authorizer ports.Authorizer
-	secrets    *security.Scanner
-}
-
 // authorize is the execute gate. The resource is the tool's name, so a
 // policy may grant snippets without tests.
-func (b sandbox) authorize(ctx context.Context, call catalog.Call, tool string) error {
+func (b *server) authorize(ctx context.Context, call catalog.Call, tool string) error {
 	if !b.authorizer.Authorize(ctx, call.Principal, ports.ActionExecute, ports.Resource{Kind: ports.KindSandbox, ID: tool}).Allowed {
 		return catalog.Denied()
 	}
 	return nil
 }
 
-// limits are a run's limits: wall is the tool's own budget, the rest come
-// from the settings and the family's constants.
-func (b sandbox) limits(wall time.Duration, processes, openFiles int, fileBytes int64) ports.RunLimits {
-	s := b.settings
+// limits are a snippet's limits: wall is the tool's own budget, the rest
+// come from the Config and the family's constants.
+func (b *server) limits(wall time.Duration, processes, openFiles int, fileBytes int64) ports.RunLimits {
 	return ports.RunLimits{
 		Wall:        wall,
-		CPUSeconds:  s.ExecCPUSeconds,
-		MemoryBytes: int64(s.ExecMemoryBytes),
+		CPUSeconds:  b.config.CPUSeconds,
+		MemoryBytes: b.config.MemoryBytes,
 		Processes:   processes,
 		FileBytes:   fileBytes,
 		OpenFiles:   openFiles,
-		OutputBytes: s.ExecMaxOutputBytes,
+		OutputBytes: b.config.MaxOutputBytes,
 	}
 }
 
 // exec runs req, turning a runner failure into the tool's refusal.
-func (b sandbox) exec(ctx context.Context, req ports.RunRequest) (ports.RunResult, error) {
+func (b *server) exec(ctx context.Context, req ports.RunRequest) (ports.RunResult, error) {
 	res, err := b.runner.Run(ctx, req)
 	if err != nil {
 		if te, ok := catalog.AsToolError(err); ok {
@@ -136,7 +176,7 @@ func (b sandbox) exec(ctx context.Context, req ports.RunRequest) (ports.RunResul
 }
 
 // run runs req and renders its result; tool names the run in the frame.
-func (b sandbox) run(ctx context.Context, tool string, req ports.RunRequest) (*catalog.Reply[execOutput], error) {
+func (b *server) run(ctx context.Context, tool string, req ports.RunRequest) (*catalog.Reply[execOutput], error) {
 	res, err := b.exec(ctx, req)
 	if err != nil {
 		return nil, err
@@ -151,8 +191,8 @@ func (b sandbox) run(ctx context.Context, tool string, req ports.RunRequest) (*c
 // is scanned, so an escape sequence spliced into a secret cannot hide it
 // from the scanner; the cap is applied again because sanitizing may grow
 // invalid bytes into replacement characters.
-func (b sandbox) output(tool string, res ports.RunResult, stdoutShown []byte, extra string) (execOutput, string) {
-	budget := b.settings.ExecMaxOutputBytes
+func (b *server) output(tool string, res ports.RunResult, stdoutShown []byte, extra string) (execOutput, string) {
+	budget := b.config.MaxOutputBytes
 	clean := func(raw []byte) (string, bool) {
 		text, cut := content.Truncate(b.clean(string(raw)), budget)
 		budget -= len(text)
@@ -178,7 +218,7 @@ func (b sandbox) output(tool string, res ports.RunResult, stdoutShown []byte, ex
 }
 
 // clean sanitizes and then secret-redacts text from the sandbox.
-func (b sandbox) clean(s string) string {
+func (b *server) clean(s string) string {
 	text, _ := b.secrets.Redact(content.SanitizeString(s))
 	return text
 }

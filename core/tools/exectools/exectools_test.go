@@ -149,7 +149,7 @@ func TestSpecs(t *testing.T) {
 			}
 		}
 	}
-	if f := exectools.Family.Gate; f(s) {
+	if exectools.Family.Serves(s) {
 		t.Error("the exec family is served with ARROWHEAD_EXEC_ENABLED unset")
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -28,26 +27,21 @@ type runSnippetInput struct {
 	Code string `json:"code" description:"Python source to run with python3." minLength:"1" maxLength:"$code"`
 }
 
-// runSnippet defines run_snippet.
-func runSnippet(s *settings.Settings) catalog.Tool[runSnippetInput, execOutput] {
-	return catalog.Define[runSnippetInput, execOutput](catalog.ToolDef{
-		Name:    "run_snippet",
-		Family:  catalog.FamilyExec,
-		Scope:   "exec:run",
-		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_RUN_SNIPPET_PER_MINUTE", Default: 10},
-		Description: "Run a short Python snippet in the sandbox and return its bounded, secret-redacted output. " +
-			"Requires the execution feature to be enabled and granted. Example: run_snippet(code=\"print(2 + 2)\").",
-		Annotations: catalog.Annotations{Title: "Run snippet", OpenWorld: true},
-		Bounds:      catalog.Bounds{"code": s.ExecMaxCodeBytes},
-	})
-}
+// runSnippet defines run_snippet; "$code" is the family's
+// ARROWHEAD_EXEC_MAX_CODE_BYTES bound.
+var runSnippet = catalog.Define[runSnippetInput, execOutput](catalog.ToolDef{
+	Name:    "run_snippet",
+	Family:  catalog.FamilyExec,
+	Scope:   "exec:run",
+	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_RUN_SNIPPET_PER_MINUTE", Default: 10},
+	Description: "Run a short Python snippet in the sandbox and return its bounded, secret-redacted output. " +
+		"Requires the execution feature to be enabled and granted. Example: run_snippet(code=\"print(2 + 2)\").",
+	Annotations: catalog.Annotations{Title: "Run snippet", OpenWorld: true},
+})
 
-type snippetRunner struct{ sandbox }
-
-func (r snippetRunner) run(ctx context.Context, call catalog.Call, in runSnippetInput) (*catalog.Reply[execOutput], error) {
-	s := r.settings
-	if len(in.Code) > s.ExecMaxCodeBytes {
-		return nil, catalog.Invalid("Argument 'code' exceeds %d bytes.", s.ExecMaxCodeBytes)
+func (r *server) runSnippet(ctx context.Context, call catalog.Call, in runSnippetInput) (*catalog.Reply[execOutput], error) {
+	if len(in.Code) > r.config.MaxCodeBytes {
+		return nil, catalog.Invalid("Argument 'code' exceeds %d bytes.", r.config.MaxCodeBytes)
 	}
 	if strings.TrimSpace(in.Code) == "" {
 		return nil, catalog.Invalid("Argument 'code' must not be blank.")
@@ -55,11 +49,11 @@ func (r snippetRunner) run(ctx context.Context, call catalog.Call, in runSnippet
 	if err := r.authorize(ctx, call, "run_snippet"); err != nil {
 		return nil, err
 	}
-	return r.sandbox.run(ctx, "run_snippet", ports.RunRequest{
+	return r.run(ctx, "run_snippet", ports.RunRequest{
 		Argv: snippetArgv,
 		Stage: func(_ context.Context, sc ports.Scratch) error {
 			return sc.WriteFile(snippetFile, []byte(in.Code))
 		},
-		Limits: r.limits(settings.Seconds(s.ExecWallSeconds), snippetProcesses, snippetOpenFiles, snippetFileBytes),
+		Limits: r.limits(r.config.SnippetWall, snippetProcesses, snippetOpenFiles, snippetFileBytes),
 	})
 }

@@ -10,7 +10,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -48,32 +47,23 @@ type runTestsOutput struct {
 }
 
 // runTests defines run_tests.
-func runTests(*settings.Settings) catalog.Tool[runTestsInput, runTestsOutput] {
-	return catalog.Define[runTestsInput, runTestsOutput](catalog.ToolDef{
-		Name:    "run_tests",
-		Family:  catalog.FamilyExec,
-		Scope:   "exec:run",
-		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_RUN_TESTS_PER_MINUTE", Default: 4},
-		Description: "Copy the authorized files of the project path_prefix belongs to into the sandbox and run its tests there: " +
-			"the configured test command, or one detected from the project (go test for go.mod, pytest or unittest for Python, " +
-			"npm test for package.json). Returns the parsed counts and failures with their file and line, and the bounded, " +
-			"secret-redacted output. Requires the execution feature to be enabled and granted. " +
-			"Example: run_tests(path_prefix=\"src/\").",
-		Annotations: catalog.Annotations{Title: "Run tests", OpenWorld: true},
-		Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
-	})
-}
+var runTests = catalog.Define[runTestsInput, runTestsOutput](catalog.ToolDef{
+	Name:    "run_tests",
+	Family:  catalog.FamilyExec,
+	Scope:   "exec:run",
+	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_RUN_TESTS_PER_MINUTE", Default: 4},
+	Description: "Copy the authorized files of the project path_prefix belongs to into the sandbox and run its tests there: " +
+		"the configured test command, or one detected from the project (go test for go.mod, pytest or unittest for Python, " +
+		"npm test for package.json). Returns the parsed counts and failures with their file and line, and the bounded, " +
+		"secret-redacted output. Requires the execution feature to be enabled and granted. " +
+		"Example: run_tests(path_prefix=\"src/\").",
+	Annotations: catalog.Annotations{Title: "Run tests", OpenWorld: true},
+	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
+})
 
-// testRunner is run_tests: the sandbox, the repository it copies from and
-// the toolchains it may run.
-type testRunner struct {
-	sandbox
-	repo  ports.RepoStore
-	tools Toolchain
-}
-
-func (r testRunner) run(ctx context.Context, call catalog.Call, in runTestsInput) (*catalog.Reply[runTestsOutput], error) {
-	s := r.settings
+// runTests serves run_tests.
+func (r *server) runTests(ctx context.Context, call catalog.Call, in runTestsInput) (*catalog.Reply[runTestsOutput], error) {
+	c := r.config
 	prefix, err := security.CleanRelPrefix(in.PathPrefix)
 	if err != nil {
 		return nil, catalog.Invalid("Argument 'path_prefix': %s", catalog.Sentence(err.Error()))
@@ -94,13 +84,13 @@ func (r testRunner) run(ctx context.Context, call catalog.Call, in runTestsInput
 		modulePath = r.modulePath(ctx, plan.copyPrefix)
 	}
 	lim := ports.RunLimits{
-		Wall:        settings.Seconds(s.ExecTestWallSeconds),
-		CPUSeconds:  s.ExecTestCPUSeconds,
-		MemoryBytes: int64(s.ExecTestMemoryBytes),
+		Wall:        c.TestWall,
+		CPUSeconds:  c.TestCPUSeconds,
+		MemoryBytes: c.TestMemoryBytes,
 		Processes:   testProcesses,
 		FileBytes:   testFileBytes,
 		OpenFiles:   testOpenFiles,
-		OutputBytes: max(testCaptureBytes, s.ExecMaxOutputBytes),
+		OutputBytes: max(testCaptureBytes, c.MaxOutputBytes),
 	}
 	res, err := r.exec(ctx, ports.RunRequest{
 		Argv:     plan.argv,
@@ -153,7 +143,7 @@ func testsText(rep testReport) string {
 const modulePathBytes = 1 << 20
 
 // modulePath is the module path declared in root's go.mod, "" when none.
-func (r testRunner) modulePath(ctx context.Context, root string) string {
+func (r *server) modulePath(ctx context.Context, root string) string {
 	data, _, err := r.repo.Read(ctx, root+"go.mod", modulePathBytes)
 	if err != nil {
 		return ""
@@ -169,17 +159,17 @@ func (r testRunner) modulePath(ctx context.Context, root string) string {
 // authorizedFiles lists the subtree and keeps the files the caller may
 // read, refusing a subtree over the file or byte budget before anything
 // is copied.
-func (r testRunner) authorizedFiles(ctx context.Context, call catalog.Call, prefix string) ([]ports.FileInfo, error) {
-	s := r.settings
-	listed, truncated, err := r.repo.List(ctx, prefix, s.ExecCopyMaxFiles+1)
+func (r *server) authorizedFiles(ctx context.Context, call catalog.Call, prefix string) ([]ports.FileInfo, error) {
+	c := r.config
+	listed, truncated, err := r.repo.List(ctx, prefix, c.CopyMaxFiles+1)
 	if err != nil {
 		if errors.Is(err, ports.ErrNotFound) {
 			return nil, catalog.NotFound("Repository subtree")
 		}
 		return nil, err
 	}
-	if truncated || len(listed) > s.ExecCopyMaxFiles {
-		return nil, catalog.Invalid("The subtree holds more than %d files (ARROWHEAD_EXEC_COPY_MAX_FILES).", s.ExecCopyMaxFiles)
+	if truncated || len(listed) > c.CopyMaxFiles {
+		return nil, catalog.Invalid("The subtree holds more than %d files (ARROWHEAD_EXEC_COPY_MAX_FILES).", c.CopyMaxFiles)
 	}
 	var files []ports.FileInfo
 	var total int64
@@ -193,22 +183,22 @@ func (r testRunner) authorizedFiles(ctx context.Context, call catalog.Call, pref
 	if len(files) == 0 {
 		return nil, catalog.NotFound("Repository subtree")
 	}
-	if total > int64(s.ExecMaxCopyBytes) {
-		return nil, errCopyTooLarge(s)
+	if total > int64(c.MaxCopyBytes) {
+		return nil, errCopyTooLarge(c)
 	}
 	return files, nil
 }
 
-func errCopyTooLarge(s *settings.Settings) error {
-	return catalog.Invalid("The subtree exceeds %d bytes (ARROWHEAD_EXEC_MAX_COPY_BYTES).", s.ExecMaxCopyBytes)
+func errCopyTooLarge(c Config) error {
+	return catalog.Invalid("The subtree exceeds %d bytes (ARROWHEAD_EXEC_MAX_COPY_BYTES).", c.MaxCopyBytes)
 }
 
 // copyTree copies files into the scratch at their repository-relative
 // paths. A file the store now refuses (removed, grown past its cap,
 // binary, a symlink) is skipped, as a listing is not a snapshot; the byte
 // budget holds over what is actually read.
-func (r testRunner) copyTree(ctx context.Context, sc ports.Scratch, files []ports.FileInfo) error {
-	budget := int64(r.settings.ExecMaxCopyBytes)
+func (r *server) copyTree(ctx context.Context, sc ports.Scratch, files []ports.FileInfo) error {
+	budget := int64(r.config.MaxCopyBytes)
 	for _, f := range files {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -223,7 +213,7 @@ func (r testRunner) copyTree(ctx context.Context, sc ports.Scratch, files []port
 			return err
 		}
 		if budget -= int64(len(data)); budget < 0 {
-			return errCopyTooLarge(r.settings)
+			return errCopyTooLarge(r.config)
 		}
 		if err := sc.WriteFile(copyDir+"/"+f.Path, data); err != nil {
 			return err

@@ -42,7 +42,7 @@ type Ports struct {
 }
 
 // Family is the memory family.
-var Family = core.Family[Ports]{
+var Family = core.LegacyFamily[Ports]{
 	ID: catalog.FamilyMemory,
 	Declare: func(s *settings.Settings) core.Components {
 		return core.Components{Tools: []catalog.ToolSpec{

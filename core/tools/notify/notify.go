@@ -38,7 +38,7 @@ type Ports struct {
 // Family is the notify family. It is served only when the allowlist names
 // at least one destination, so the default catalog never lists a tool that
 // cannot succeed.
-var Family = core.Family[Ports]{
+var Family = core.LegacyFamily[Ports]{
 	ID:      catalog.FamilyNotify,
 	Gate:    func(s *settings.Settings) bool { return len(s.NotifyAllowlist) > 0 },
 	GateDoc: "`ARROWHEAD_NOTIFY_ALLOWLIST` is not empty",

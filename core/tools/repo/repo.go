@@ -41,7 +41,7 @@ type Ports struct {
 const notConfigured = "The repository is not configured on this server (ARROWHEAD_REPO_ROOT names no directory)."
 
 // Family is the repo family.
-var Family = core.Family[Ports]{
+var Family = core.LegacyFamily[Ports]{
 	ID: catalog.FamilyRepo,
 	Declare: func(s *settings.Settings) core.Components {
 		return core.Components{Tools: []catalog.ToolSpec{

@@ -62,7 +62,7 @@ type Ports struct {
 }
 
 // Family is the tasks family.
-var Family = core.Family[Ports]{
+var Family = core.LegacyFamily[Ports]{
 	ID: catalog.FamilyTasks,
 	Declare: func(s *settings.Settings) core.Components {
 		return core.Components{Tools: []catalog.ToolSpec{
