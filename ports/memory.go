@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"time"
 	"unicode"
@@ -77,6 +78,49 @@ func MemoryTerms(text string) []string {
 			seen[f] = true
 			out = append(out, f)
 		}
+	}
+	return out
+}
+
+// KeywordRank scores records by the fraction of the query's distinct words
+// (MemoryTerms) their content contains; records with
+// no word in common are left out; ties go to the newer record. It is the
+// keyword recall of the backends that rank in Go rather than in a query
+// (the embedded stores), so they rank alike.
+func KeywordRank(recs []MemoryRecord, query string, k int) []MemoryHit {
+	terms := termSet(query)
+	if len(terms) == 0 {
+		return nil
+	}
+	var hits []MemoryHit
+	for _, r := range recs {
+		have := termSet(r.Content)
+		n := 0
+		for t := range terms {
+			if have[t] {
+				n++
+			}
+		}
+		if n > 0 {
+			hits = append(hits, MemoryHit{Record: r, Score: float64(n) / float64(len(terms))})
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool {
+		if hits[i].Score != hits[j].Score {
+			return hits[i].Score > hits[j].Score
+		}
+		return hits[i].Record.UpdatedAt.After(hits[j].Record.UpdatedAt)
+	})
+	if k > 0 && len(hits) > k {
+		hits = hits[:k]
+	}
+	return hits
+}
+
+func termSet(s string) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range MemoryTerms(s) {
+		out[f] = true
 	}
 	return out
 }

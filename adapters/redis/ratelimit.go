@@ -285,7 +285,7 @@ func NewRateStore(client *goredis.Client, fallback ports.RateStore, opts ...Opti
 }
 
 // Refunder is a fallback store that can give back a token its Take
-// granted; inmem.RateStore is one. A fallback without it stays charged for
+// granted; inproc.RateStore is one. A fallback without it stays charged for
 // calls Redis refused, which only narrows this replica's budget.
 type Refunder interface {
 	Refund(ctx context.Context, key string, perMinute int)

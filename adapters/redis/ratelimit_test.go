@@ -17,7 +17,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/inproc"
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
@@ -396,7 +396,7 @@ func TestShareOf(t *testing.T) {
 func TestOutageEnforcesTheShare(t *testing.T) {
 	client, _ := deadClient(t)
 	var reports []redis.Share
-	s := newStore(t, client, inmem.NewRateStore(newFakeClock()), redis.WithFallbackShare(50),
+	s := newStore(t, client, inproc.NewRateStore(newFakeClock()), redis.WithFallbackShare(50),
 		redis.WithRetryInterval(time.Hour), redis.WithOutageReport(func(sh redis.Share) { reports = append(reports, sh) }))
 	allowed := 0
 	for range 30 {

@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/bolt/boltstores"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -16,11 +16,11 @@ const importedMarker = "imported_bbolt"
 // adapters/bolt keeps) that moves into this one: memories, kv entries,
 // working sets and the embedded vector index.
 type BoltSource struct {
-	Memory      *inmem.MemoryStore
-	WorkingSets *inmem.WorkingSets
+	Memory      *boltstores.MemoryStore
+	WorkingSets *boltstores.WorkingSets
 	// Vectors calls its argument with each vector collection of the
-	// previous store (inmem.DumpBoltVectors); nil when it has none.
-	Vectors func(func(inmem.VectorDump) error) error
+	// previous store (boltstores.DumpBoltVectors); nil when it has none.
+	Vectors func(func(boltstores.VectorDump) error) error
 }
 
 // Imported says whether ImportBolt has run on this store.
@@ -60,7 +60,7 @@ func (s *Store) ImportBolt(ctx context.Context, src BoltSource) (imported bool, 
 		if n, err := count(ctx, tx, importedMarker); err != nil || n > 0 {
 			return err
 		}
-		err = src.Memory.Dump(ctx, func(d inmem.MemoryDump) error {
+		err = src.Memory.Dump(ctx, func(d boltstores.MemoryDump) error {
 			for _, r := range d.Records {
 				var md any
 				if len(r.Metadata) > 0 {
@@ -86,7 +86,7 @@ func (s *Store) ImportBolt(ctx context.Context, src BoltSource) (imported bool, 
 		if err != nil {
 			return err
 		}
-		err = src.WorkingSets.Dump(ctx, func(d inmem.WorkingSetDump) error {
+		err = src.WorkingSets.Dump(ctx, func(d boltstores.WorkingSetDump) error {
 			for _, set := range d.Sets {
 				raw, err := ports.EncodeWorkingSetItems(set.Items)
 				if err != nil {

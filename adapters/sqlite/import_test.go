@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/arrowhead-go/arrowhead/adapters/bolt"
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/bolt/boltstores"
 	"github.com/arrowhead-go/arrowhead/adapters/memorytest"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -26,16 +26,16 @@ func TestImportBoltMovesMemoriesKVAndWorkingSetsOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer old.Close()
-	memNS, err := old.Namespace(inmem.MemoryNamespace)
+	memNS, err := old.Namespace(boltstores.MemoryNamespace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wsNS, err := old.Namespace(inmem.WorkingSetsNamespace)
+	wsNS, err := old.Namespace(boltstores.WorkingSetsNamespace)
 	if err != nil {
 		t.Fatal(err)
 	}
-	oldMem := inmem.NewMemoryStore(memNS)
-	oldWS, err := inmem.NewWorkingSets(wsNS, wsLimits)
+	oldMem := boltstores.NewMemoryStore(memNS)
+	oldWS, err := boltstores.NewWorkingSets(wsNS, wsLimits)
 	if err != nil {
 		t.Fatal(err)
 	}

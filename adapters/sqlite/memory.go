@@ -7,7 +7,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -213,14 +212,14 @@ func (m *MemoryStore) List(ctx context.Context, owner, namespace string, limit i
 }
 
 // Search implements ports.MemoryBackend: keyword recall, ranked as the
-// other embedded backends rank it (inmem.KeywordRank), whatever embedding
+// other embedded backends rank it (ports.KeywordRank), whatever embedding
 // is given, and it says so.
 func (m *MemoryStore) Search(ctx context.Context, owner, namespace, query string, _ []float32, k int) ([]ports.MemoryHit, ports.Recall, error) {
 	all, err := m.readNamespace(ctx, owner, namespace, 0)
 	if err != nil {
 		return nil, ports.RecallKeyword, err
 	}
-	return inmem.KeywordRank(all, query, k), ports.RecallKeyword, nil
+	return ports.KeywordRank(all, query, k), ports.RecallKeyword, nil
 }
 
 // Delete implements ports.MemoryBackend. It runs on a full disk too

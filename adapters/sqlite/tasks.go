@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/taskrules"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -16,7 +16,7 @@ import (
 // every process that runs tasks.
 //
 // A task's record is the JSON every embedded registry keeps
-// (inmem.EncodeTask); the columns beside it are what queries select on.
+// (taskrules.EncodeTask); the columns beside it are what queries select on.
 // runner names the process (task_process.id) running a started task while
 // it is working; it is empty for timers, which no process owns: whichever
 // process's timer loop finds one due fires it, in the transaction that
@@ -125,7 +125,7 @@ func openTaskRegistry(ctx context.Context, s *Store, cfg ports.TaskConfig, opt t
 	if s == nil {
 		return nil, errors.New("the task registry needs the embedded store (ARROWHEAD_DATA_DIR)")
 	}
-	if err := inmem.CheckTaskLimits(cfg.Limits); err != nil {
+	if err := taskrules.CheckTaskLimits(cfg.Limits); err != nil {
 		return nil, err
 	}
 	clock := cfg.Clock
@@ -133,7 +133,7 @@ func openTaskRegistry(ctx context.Context, s *Store, cfg ports.TaskConfig, opt t
 		clock = ports.SystemClock{}
 	}
 	r := &TaskRegistry{s: s, limits: cfg.Limits, workers: cfg.Workers, clock: clock, proc: ports.NewTaskID(),
-		lease: opt.lease, onFire: opt.onFire, slots: make(chan struct{}, inmem.DefaultTaskWorkers),
+		lease: opt.lease, onFire: opt.onFire, slots: make(chan struct{}, taskrules.DefaultTaskWorkers),
 		wake: make(chan struct{}, 1), runs: map[string]*taskRun{}}
 	// The lease is taken by leaseLoop's first heartbeat, which also
 	// settles the processes whose lease ran out while none was looking
@@ -184,7 +184,7 @@ func putTask(ctx context.Context, tx *Tx, t ports.Task, runner string) error {
 
 // writeTask writes t with verb (INSERT OR REPLACE, INSERT OR IGNORE).
 func writeTask(ctx context.Context, tx *Tx, verb string, t ports.Task, runner string) error {
-	raw, err := inmem.EncodeTask(t)
+	raw, err := taskrules.EncodeTask(t)
 	if err != nil {
 		return err
 	}
@@ -206,7 +206,7 @@ func deleteTask(ctx context.Context, tx *Tx, ok []byte, id string) error {
 var errTaskCorrupt = errors.New("a task record in the embedded store is damaged")
 
 func decodeTask(raw []byte, id string) (ports.Task, error) {
-	t, err := inmem.DecodeTask(raw, id)
+	t, err := taskrules.DecodeTask(raw, id)
 	if err != nil {
 		return ports.Task{}, fmt.Errorf("%w: %w", ErrCorrupt, errTaskCorrupt)
 	}
@@ -245,7 +245,7 @@ func (r *TaskRegistry) ownerTasks(ctx context.Context, tx *Tx, ok []byte, now ti
 	}
 	live := tasks[:0]
 	for _, t := range tasks {
-		if inmem.TaskExpired(r.limits, t, now) {
+		if taskrules.TaskExpired(r.limits, t, now) {
 			if err := deleteTask(ctx, tx, ok, t.ID); err != nil {
 				return nil, err
 			}
@@ -263,7 +263,7 @@ func (r *TaskRegistry) evictFinished(ctx context.Context, tx *Tx, owner string, 
 	if err != nil {
 		return err
 	}
-	for _, t := range inmem.TasksToEvict(r.limits, tasks) {
+	for _, t := range taskrules.TasksToEvict(r.limits, tasks) {
 		if err := deleteTask(ctx, tx, ok, t.ID); err != nil {
 			return err
 		}
@@ -288,7 +288,7 @@ func (r *TaskRegistry) lookup(ctx context.Context, tx *Tx, owner, id string, now
 	if err != nil {
 		return ports.Task{}, err
 	}
-	if expire && inmem.TaskExpired(r.limits, t, now) {
+	if expire && taskrules.TaskExpired(r.limits, t, now) {
 		return ports.Task{}, ports.ErrNotFound
 	}
 	return t, nil
@@ -301,16 +301,16 @@ func (r *TaskRegistry) Start(ctx context.Context, nt ports.NewTask) (ports.Task,
 		return ports.Task{}, ports.ErrNoWorker
 	}
 	if r.isClosed() {
-		return ports.Task{}, inmem.ErrRegistryClosed
+		return ports.Task{}, taskrules.ErrRegistryClosed
 	}
 	now, wall := r.now(), time.Now().Round(0)
-	task := inmem.NewWorkingTask(nt, now)
+	task := taskrules.NewWorkingTask(nt, now)
 	err := r.s.Write(ctx, func(tx *Tx) error {
 		tasks, err := r.ownerTasks(ctx, tx, OwnerKey(task.Owner), now)
 		if err != nil {
 			return err
 		}
-		if err := inmem.CheckStartBound(r.limits, tasks); err != nil {
+		if err := taskrules.CheckStartBound(r.limits, tasks); err != nil {
 			return err
 		}
 		// The task names this process as its runner: its lease must hold
@@ -327,7 +327,7 @@ func (r *TaskRegistry) Start(ctx context.Context, nt ports.NewTask) (ports.Task,
 	if !r.goRun(task, work) {
 		// Closed between the write and here: the task is interrupted,
 		// exactly as a restart would report it.
-		_ = r.finish(context.Background(), task, nil, inmem.ErrTaskInterrupted)
+		_ = r.finish(context.Background(), task, nil, taskrules.ErrTaskInterrupted)
 	}
 	return task, nil
 }
@@ -389,7 +389,7 @@ func (r *TaskRegistry) run(ctx context.Context, task ports.Task, work ports.Task
 		defer func() { <-r.slots }()
 	case <-ctx.Done():
 		if r.ctx.Err() != nil {
-			_ = r.finish(context.Background(), task, nil, inmem.ErrTaskInterrupted)
+			_ = r.finish(context.Background(), task, nil, taskrules.ErrTaskInterrupted)
 		}
 		return // otherwise cancelled while queued; its state is recorded already
 	}
@@ -399,7 +399,7 @@ func (r *TaskRegistry) run(ctx context.Context, task ports.Task, work ports.Task
 	}
 	result, err := work.Safe(ctx, ports.TaskRun{Task: task, Check: check})
 	if r.ctx.Err() != nil && err != nil {
-		err = inmem.ErrTaskInterrupted
+		err = taskrules.ErrTaskInterrupted
 	}
 	_ = r.finish(context.Background(), task, result, err)
 }
@@ -422,7 +422,7 @@ func (r *TaskRegistry) check(ctx context.Context, task ports.Task) error {
 		return ports.ErrTaskCancelled
 	case got.Status != ports.TaskWorking:
 		// Settled by another process, which took this one for gone.
-		return inmem.ErrTaskInterrupted
+		return taskrules.ErrTaskInterrupted
 	}
 	return nil
 }
@@ -441,7 +441,7 @@ func (r *TaskRegistry) finish(ctx context.Context, task ports.Task, result []byt
 		if t.Status != ports.TaskWorking {
 			return nil
 		}
-		if err := putTask(ctx, tx, inmem.FinishedTask(t, result, workErr, now), ""); err != nil {
+		if err := putTask(ctx, tx, taskrules.FinishedTask(t, result, workErr, now), ""); err != nil {
 			return err
 		}
 		return r.evictFinished(ctx, tx, t.Owner, now)
@@ -451,16 +451,16 @@ func (r *TaskRegistry) finish(ctx context.Context, task ports.Task, result []byt
 // Schedule implements ports.TaskRegistry.
 func (r *TaskRegistry) Schedule(ctx context.Context, nt ports.NewTimer) (ports.Task, error) {
 	if r.isClosed() {
-		return ports.Task{}, inmem.ErrRegistryClosed
+		return ports.Task{}, taskrules.ErrRegistryClosed
 	}
 	now := r.now()
-	task := inmem.NewPendingTimer(nt, now)
+	task := taskrules.NewPendingTimer(nt, now)
 	err := r.s.Write(ctx, func(tx *Tx) error {
 		tasks, err := r.ownerTasks(ctx, tx, OwnerKey(task.Owner), now)
 		if err != nil {
 			return err
 		}
-		if err := inmem.CheckScheduleBound(r.limits, tasks); err != nil {
+		if err := taskrules.CheckScheduleBound(r.limits, tasks); err != nil {
 			return err
 		}
 		return putTask(ctx, tx, task, "")
@@ -497,7 +497,7 @@ func (r *TaskRegistry) List(ctx context.Context, owner string, limit int) ([]por
 		now := r.now()
 		tasks = tasks[:0]
 		for _, t := range all {
-			if !inmem.TaskExpired(r.limits, t, now) {
+			if !taskrules.TaskExpired(r.limits, t, now) {
 				tasks = append(tasks, t)
 			}
 		}
@@ -506,7 +506,7 @@ func (r *TaskRegistry) List(ctx context.Context, owner string, limit int) ([]por
 	if err != nil {
 		return nil, false, err
 	}
-	page, more := inmem.ListPage(tasks, limit)
+	page, more := taskrules.ListPage(tasks, limit)
 	return page, more, nil
 }
 
@@ -523,7 +523,7 @@ func (r *TaskRegistry) Cancel(ctx context.Context, owner, id string) (ports.Task
 		if err != nil || task.Status != ports.TaskWorking {
 			return err // a finished task stays as it is: idempotent
 		}
-		task = inmem.CancelledTask(task, now)
+		task = taskrules.CancelledTask(task, now)
 		if err := putTask(ctx, tx, task, ""); err != nil {
 			return err
 		}

@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/arrowhead-go/arrowhead/adapters/bolt"
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/bolt/boltstores"
+	"github.com/arrowhead-go/arrowhead/adapters/taskrules"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -22,7 +23,7 @@ func (s *Store) TasksImported(ctx context.Context) (bool, error) {
 }
 
 // ImportBoltTasks copies the previous store's task registry (ns, its
-// inmem.TasksNamespace) into this one once: in one write that first
+// boltstores.TasksNamespace) into this one once: in one write that first
 // checks it has not run (several processes may start at once) and ends by
 // marking it done, so an import that fails leaves nothing behind and runs
 // again at the next start. Nothing is left out:
@@ -41,7 +42,7 @@ func (s *Store) ImportBoltTasks(ctx context.Context, ns *bolt.Namespace) (import
 		return false, errors.New("importing the previous store's tasks needs its namespace")
 	}
 	var tasks []ports.Task
-	if err := inmem.DumpTasks(ctx, ns, func(t ports.Task) error { tasks = append(tasks, t); return nil }); err != nil {
+	if err := boltstores.DumpTasks(ctx, ns, func(t ports.Task) error { tasks = append(tasks, t); return nil }); err != nil {
 		return false, err
 	}
 	now := time.Now().UTC().Round(0)
@@ -51,8 +52,8 @@ func (s *Store) ImportBoltTasks(ctx context.Context, ns *bolt.Namespace) (import
 			return err
 		}
 		for _, t := range tasks {
-			if inmem.IsRunningTask(t) {
-				t = inmem.InterruptedTask(t, now)
+			if taskrules.IsRunningTask(t) {
+				t = taskrules.InterruptedTask(t, now)
 			}
 			if err := writeTask(ctx, tx, "INSERT OR IGNORE", t, ""); err != nil {
 				return err

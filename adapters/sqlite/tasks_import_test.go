@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/arrowhead-go/arrowhead/adapters/bolt"
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/bolt/boltstores"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/adapters/tasktest"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -40,7 +40,7 @@ func TestBoltTasksChild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := store.Namespace(inmem.TasksNamespace)
+	ns, err := store.Namespace(boltstores.TasksNamespace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestBoltTasksChild(t *testing.T) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}
-	r, err := inmem.OpenTaskRegistry(ctx, ns, ports.TaskConfig{Limits: tasktest.Limits, Workers: map[string]ports.TaskWork{ports.TaskKindScan: work}})
+	r, err := boltstores.OpenTaskRegistry(ctx, ns, ports.TaskConfig{Limits: tasktest.Limits, Workers: map[string]ports.TaskWork{ports.TaskKindScan: work}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +136,7 @@ func TestImportBoltTasksKeepsTimersAndSettlesWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer old.Close()
-	ns, err := old.Namespace(inmem.TasksNamespace)
+	ns, err := old.Namespace(boltstores.TasksNamespace)
 	if err != nil {
 		t.Fatal(err)
 	}

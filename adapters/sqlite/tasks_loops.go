@@ -5,7 +5,7 @@ import (
 	"database/sql"
 	"time"
 
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/taskrules"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -94,7 +94,7 @@ func (r *TaskRegistry) fireDue(ctx context.Context) error {
 		}
 		owners := map[string]bool{}
 		for _, t := range due {
-			t, next, repeats := inmem.FiredTimer(t, now)
+			t, next, repeats := taskrules.FiredTimer(t, now)
 			if repeats {
 				if err := putTask(ctx, tx, next, ""); err != nil {
 					return err
@@ -132,7 +132,7 @@ func (r *TaskRegistry) sweep(ctx context.Context) error {
 	now := r.now()
 	return r.s.Write(ctx, func(tx *Tx) error {
 		rows, err := tx.QueryContext(ctx, "SELECT DISTINCT owner FROM task WHERE status <> 'working' AND updated_at < ?",
-			inmem.ExpiredBefore(r.limits, now).UnixNano())
+			taskrules.ExpiredBefore(r.limits, now).UnixNano())
 		if err != nil {
 			return err
 		}
@@ -196,7 +196,7 @@ func (r *TaskRegistry) heartbeat(ctx context.Context, settle bool) error {
 		}
 		owners := map[string]bool{}
 		for _, t := range orphans {
-			if err := putTask(ctx, tx, inmem.InterruptedTask(t, now), ""); err != nil {
+			if err := putTask(ctx, tx, taskrules.InterruptedTask(t, now), ""); err != nil {
 				return err
 			}
 			owners[t.Owner] = true

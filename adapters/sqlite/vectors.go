@@ -11,11 +11,12 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/bolt/boltstores"
+	"github.com/arrowhead-go/arrowhead/adapters/vectorindex"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// The embedded vector index's persistence (inmem.VectorPersistence): the
+// The embedded vector index's persistence (vectorindex.VectorPersistence): the
 // index serves from memory (adapters/inmem, the one implementation of
 // search and fusion), and every process on the data directory keeps its
 // memory in step with these tables through the change counters.
@@ -83,10 +84,10 @@ type VectorStore struct {
 	closed   bool
 }
 
-var _ inmem.VectorPersistence = (*VectorStore)(nil)
+var _ vectorindex.VectorPersistence = (*VectorStore)(nil)
 
 // NewVectorStore returns the vector persistence of s, for
-// inmem.VectorIndexConfig.Persist; Close it before s (the index's Close
+// vectorindex.VectorIndexConfig.Persist; Close it before s (the index's Close
 // does).
 func NewVectorStore(s *Store) *VectorStore { return &VectorStore{s: s, versions: map[string]uint64{}} }
 
@@ -187,7 +188,7 @@ func decodeEmbedding(dst []float32, b []byte) []float32 {
 // for inmem's storeErr to classify.
 func vectorErr(collection string, err error) error {
 	if errors.Is(err, ErrCorrupt) {
-		return inmem.CorruptVectors(collection, "the store file is damaged")
+		return vectorindex.CorruptVectors(collection, "the store file is damaged")
 	}
 	return err
 }
@@ -197,7 +198,7 @@ func dimensionErr(collection string, have, want int) error {
 		Err: fmt.Errorf("collection %s was indexed with %d dimensions, configured %d", collection, have, want)}
 }
 
-// CheckVectors implements inmem.VectorPersistence.
+// CheckVectors implements vectorindex.VectorPersistence.
 func (v *VectorStore) CheckVectors(ctx context.Context, dim int, names []string) error {
 	want := map[string]bool{}
 	for _, n := range names {
@@ -229,7 +230,7 @@ func (v *VectorStore) CheckVectors(ctx context.Context, dim int, names []string)
 	return bad
 }
 
-// VectorVersion implements inmem.VectorPersistence.
+// VectorVersion implements vectorindex.VectorPersistence.
 func (v *VectorStore) VectorVersion(ctx context.Context, collection string) (uint64, error) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
@@ -270,9 +271,9 @@ func (v *VectorStore) readVersion(ctx context.Context, collection string) (uint6
 	return uint64(ver), nil
 }
 
-// LoadVectors implements inmem.VectorPersistence.
-func (v *VectorStore) LoadVectors(ctx context.Context, collection string, dim int, known map[string]uint64) (inmem.VectorDelta, error) {
-	var d inmem.VectorDelta
+// LoadVectors implements vectorindex.VectorPersistence.
+func (v *VectorStore) LoadVectors(ctx context.Context, collection string, dim int, known map[string]uint64) (vectorindex.VectorDelta, error) {
+	var d vectorindex.VectorDelta
 	if err := v.s.checkTable(ctx, "vec_chunk"); err != nil {
 		return d, vectorErr(collection, err)
 	}
@@ -282,19 +283,19 @@ func (v *VectorStore) LoadVectors(ctx context.Context, collection string, dim in
 		return err
 	})
 	if err != nil {
-		return inmem.VectorDelta{}, vectorErr(collection, err)
+		return vectorindex.VectorDelta{}, vectorErr(collection, err)
 	}
 	return d, nil
 }
 
-func loadVectors(ctx context.Context, tx *Tx, collection string, dim int, known map[string]uint64) (inmem.VectorDelta, error) {
-	d := inmem.VectorDelta{Tenants: map[string]inmem.VectorTenantState{}}
+func loadVectors(ctx context.Context, tx *Tx, collection string, dim int, known map[string]uint64) (vectorindex.VectorDelta, error) {
+	d := vectorindex.VectorDelta{Tenants: map[string]vectorindex.VectorTenantState{}}
 	var ver, total int64
 	var haveDim int
 	err := tx.QueryRowContext(ctx, "SELECT version, dim, chunks FROM vec_collection WHERE name = ?", collection).Scan(&ver, &haveDim, &total)
 	if errors.Is(err, sql.ErrNoRows) {
 		for name := range known {
-			d.Tenants[name] = inmem.VectorTenantState{}
+			d.Tenants[name] = vectorindex.VectorTenantState{}
 		}
 		return d, nil
 	} else if err != nil {
@@ -303,8 +304,8 @@ func loadVectors(ctx context.Context, tx *Tx, collection string, dim int, known 
 	if haveDim != dim {
 		return d, dimensionErr(collection, haveDim, dim)
 	}
-	if total < 0 || total > inmem.MaxVectorChunks {
-		return d, inmem.CorruptVectors(collection, "its chunk count is beyond the index limits")
+	if total < 0 || total > vectorindex.MaxVectorChunks {
+		return d, vectorindex.CorruptVectors(collection, "its chunk count is beyond the index limits")
 	}
 	d.Version = uint64(ver)
 
@@ -331,7 +332,7 @@ func loadVectors(ctx context.Context, tx *Tx, collection string, dim int, known 
 		}
 		if n <= 0 || n > total || tv <= 0 || tv > ver {
 			rows.Close()
-			return d, inmem.CorruptVectors(collection, "a tenant's record is damaged")
+			return d, vectorindex.CorruptVectors(collection, "a tenant's record is damaged")
 		}
 		sum += n
 		onDisk[name] = true
@@ -344,11 +345,11 @@ func loadVectors(ctx context.Context, tx *Tx, collection string, dim int, known 
 		return d, err
 	}
 	if sum != total {
-		return d, inmem.CorruptVectors(collection, "its tenants do not add up to its chunk count")
+		return d, vectorindex.CorruptVectors(collection, "its tenants do not add up to its chunk count")
 	}
 	for name := range known {
 		if !onDisk[name] {
-			d.Tenants[name] = inmem.VectorTenantState{}
+			d.Tenants[name] = vectorindex.VectorTenantState{}
 		}
 	}
 	if len(changed) == 0 {
@@ -376,13 +377,13 @@ func loadVectors(ctx context.Context, tx *Tx, collection string, dim int, known 
 			w := changed[tenant]
 			if w == nil {
 				if !onDisk[tenant] {
-					return inmem.CorruptVectors(collection, "a chunk belongs to no counted tenant")
+					return vectorindex.CorruptVectors(collection, "a chunk belongs to no counted tenant")
 				}
 				continue // unchanged: memory has it
 			}
 			if len(emb) != 4*dim || idx < 0 || idx > math.MaxInt32 || len(w.got) >= w.chunks ||
 				chunkSum(tenant, source, idx, id, hash, content, emb) != rowSum {
-				return inmem.CorruptVectors(collection, "a chunk record is damaged")
+				return vectorindex.CorruptVectors(collection, "a chunk record is damaged")
 			}
 			if w.vecs == nil {
 				// Room for an eighth more, so the writes after a load
@@ -418,15 +419,15 @@ func loadVectors(ctx context.Context, tx *Tx, collection string, dim int, known 
 	}
 	for name, w := range changed {
 		if len(w.got) != w.chunks {
-			return d, inmem.CorruptVectors(collection, "it holds fewer chunks than it counts")
+			return d, vectorindex.CorruptVectors(collection, "it holds fewer chunks than it counts")
 		}
-		d.Tenants[name] = inmem.VectorTenantState{Version: w.version, Chunks: w.got, Vecs: w.vecs}
+		d.Tenants[name] = vectorindex.VectorTenantState{Version: w.version, Chunks: w.got, Vecs: w.vecs}
 	}
 	return d, nil
 }
 
-// WriteVectors implements inmem.VectorPersistence.
-func (v *VectorStore) WriteVectors(ctx context.Context, collection string, dim int, w inmem.VectorWrite) (uint64, error) {
+// WriteVectors implements vectorindex.VectorPersistence.
+func (v *VectorStore) WriteVectors(ctx context.Context, collection string, dim int, w vectorindex.VectorWrite) (uint64, error) {
 	var next int64
 	if err := v.s.checkTable(ctx, "vec_chunk"); err != nil {
 		return 0, vectorErr(collection, err)
@@ -448,7 +449,7 @@ func (v *VectorStore) WriteVectors(ctx context.Context, collection string, dim i
 			return err
 		}
 		if uint64(ver) != w.At {
-			return inmem.ErrVectorStale
+			return vectorindex.ErrVectorStale
 		}
 		if haveDim != dim {
 			return dimensionErr(collection, haveDim, dim)
@@ -503,8 +504,8 @@ func insertChunk(ctx context.Context, tx *Tx, verb, collection string, ch ports.
 // the store already holds (by id or by position) win, and the counts and
 // versions are recomputed from the rows. A collection held here at other
 // dimensions is refused rather than mixed.
-func importVectors(ctx context.Context, tx *Tx, src func(func(inmem.VectorDump) error) error) error {
-	return src(func(d inmem.VectorDump) error {
+func importVectors(ctx context.Context, tx *Tx, src func(func(boltstores.VectorDump) error) error) error {
+	return src(func(d boltstores.VectorDump) error {
 		var ver int64
 		var haveDim int
 		err := tx.QueryRowContext(ctx, "SELECT version, dim FROM vec_collection WHERE name = ?", d.Collection).Scan(&ver, &haveDim)

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
+	"github.com/arrowhead-go/arrowhead/adapters/vectorindex"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -72,8 +72,8 @@ var (
 	benchDirErr  error
 )
 
-func benchConfig(s *sqlite.Store) inmem.VectorIndexConfig {
-	return inmem.VectorIndexConfig{Collections: []string{"bench"}, Dimensions: benchDims, MaxK: 50, Persist: sqlite.NewVectorStore(s)}
+func benchConfig(s *sqlite.Store) vectorindex.VectorIndexConfig {
+	return vectorindex.VectorIndexConfig{Collections: []string{"bench"}, Dimensions: benchDims, MaxK: 50, Persist: sqlite.NewVectorStore(s)}
 }
 
 // benchStore100k returns a data directory whose store holds the 100k
@@ -108,7 +108,7 @@ func buildBenchStore(dir string) error {
 		return err
 	}
 	defer s.Close()
-	x, err := inmem.OpenVectorIndex(context.Background(), benchConfig(s))
+	x, err := vectorindex.OpenVectorIndex(context.Background(), benchConfig(s))
 	if err != nil {
 		return err
 	}
@@ -152,7 +152,7 @@ func BenchmarkVectorOpenToFirstAnswer100k(b *testing.B) {
 			b.Fatal(err)
 		}
 		opened := time.Since(start)
-		x, err := inmem.OpenVectorIndex(ctx, benchConfig(s))
+		x, err := vectorindex.OpenVectorIndex(ctx, benchConfig(s))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func BenchmarkVectorQuery100k(b *testing.B) {
 	}
 	defer s.Close()
 	ctx := context.Background()
-	x, err := inmem.OpenVectorIndex(ctx, benchConfig(s))
+	x, err := vectorindex.OpenVectorIndex(ctx, benchConfig(s))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -222,11 +222,11 @@ func BenchmarkVectorFreshnessCheck(b *testing.B) {
 	q := g.unit()
 	for _, persisted := range []bool{false, true} {
 		b.Run(fmt.Sprintf("persisted=%v", persisted), func(b *testing.B) {
-			cfg := inmem.VectorIndexConfig{Collections: []string{"bench"}, Dimensions: benchDims, MaxK: 50}
+			cfg := vectorindex.VectorIndexConfig{Collections: []string{"bench"}, Dimensions: benchDims, MaxK: 50}
 			if persisted {
 				cfg = benchConfig(openStore(b, b.TempDir()))
 			}
-			x, err := inmem.OpenVectorIndex(ctx, cfg)
+			x, err := vectorindex.OpenVectorIndex(ctx, cfg)
 			if err != nil {
 				b.Fatal(err)
 			}

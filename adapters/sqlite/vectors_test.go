@@ -22,9 +22,10 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/arrowhead-go/arrowhead/adapters/bolt"
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/bolt/boltstores"
 	"github.com/arrowhead-go/arrowhead/adapters/memorytest"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
+	"github.com/arrowhead-go/arrowhead/adapters/vectorindex"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -44,15 +45,15 @@ func init() {
 	}
 }
 
-func vecConfig() inmem.VectorIndexConfig {
-	return inmem.VectorIndexConfig{Collections: []string{vecCollection, "other_chunks"}, Dimensions: vecDims, MaxK: 50}
+func vecConfig() vectorindex.VectorIndexConfig {
+	return vectorindex.VectorIndexConfig{Collections: []string{vecCollection, "other_chunks"}, Dimensions: vecDims, MaxK: 50}
 }
 
-func openVectors(t testing.TB, s *sqlite.Store) *inmem.VectorIndex {
+func openVectors(t testing.TB, s *sqlite.Store) *vectorindex.VectorIndex {
 	t.Helper()
 	cfg := vecConfig()
 	cfg.Persist = sqlite.NewVectorStore(s)
-	x, err := inmem.OpenVectorIndex(context.Background(), cfg)
+	x, err := vectorindex.OpenVectorIndex(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,15 +146,15 @@ func openOldStore(t *testing.T, dir string) oldStore {
 		}
 		return n
 	}
-	sets, err := inmem.NewWorkingSets(ns(inmem.WorkingSetsNamespace), wsLimits)
+	sets, err := boltstores.NewWorkingSets(ns(boltstores.WorkingSetsNamespace), wsLimits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	vecNS := ns(inmem.VectorNamespace)
+	vecNS := ns(boltstores.VectorNamespace)
 	return oldStore{vecNS: vecNS, src: sqlite.BoltSource{
-		Memory: inmem.NewMemoryStore(ns(inmem.MemoryNamespace)), WorkingSets: sets,
-		Vectors: func(fn func(inmem.VectorDump) error) error {
-			return inmem.DumpBoltVectors(context.Background(), vecNS, fn)
+		Memory: boltstores.NewMemoryStore(ns(boltstores.MemoryNamespace)), WorkingSets: sets,
+		Vectors: func(fn func(boltstores.VectorDump) error) error {
+			return boltstores.DumpBoltVectors(context.Background(), vecNS, fn)
 		},
 	}}
 }
@@ -210,7 +211,7 @@ func TestImportBoltMovesVectorsOnce(t *testing.T) {
 	cfg := vecConfig()
 	cfg.Collections = []string{"retired_chunks"}
 	cfg.Persist = sqlite.NewVectorStore(s)
-	y, err := inmem.OpenVectorIndex(ctx, cfg)
+	y, err := vectorindex.OpenVectorIndex(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +248,7 @@ func TestImportBoltRefusesDamagedVectors(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := openStore(t, dir)
-	if imported, err := s.ImportBolt(ctx, old.src); !errors.Is(err, inmem.ErrVectorCorrupt) || imported {
+	if imported, err := s.ImportBolt(ctx, old.src); !errors.Is(err, vectorindex.ErrVectorCorrupt) || imported {
 		t.Fatalf("ImportBolt of damaged vectors = %v %v", imported, err)
 	}
 	if done, err := s.Imported(ctx); err != nil || done {
@@ -290,7 +291,7 @@ func serveVectorHelper(dir string) int {
 	defer s.Close()
 	cfg := vecConfig()
 	cfg.Persist = sqlite.NewVectorStore(s)
-	x, err := inmem.OpenVectorIndex(context.Background(), cfg)
+	x, err := vectorindex.OpenVectorIndex(context.Background(), cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -537,14 +538,14 @@ func TestDamagedVectorPagesAreRefusedBeforeTheirFirstUse(t *testing.T) {
 	}
 	y := openVectors(t, s)
 	_, err = y.Search(context.Background(), vecCollection, "acme", vecOf(1), 3)
-	if !errors.Is(err, inmem.ErrVectorCorrupt) {
+	if !errors.Is(err, vectorindex.ErrVectorCorrupt) {
 		t.Fatalf("Search on damaged vector pages = %v, want ErrVectorCorrupt", err)
 	}
 	if state, reason := s.HealthReason(context.Background()); state != ports.HealthDown {
 		t.Fatalf("readiness after the damage was found = %v %q, want down", state, reason)
 	}
 	// Writes are refused too, before they touch the damaged table.
-	if err := y.Upsert(context.Background(), vecCollection, chunks[:1]); !errors.Is(err, inmem.ErrVectorCorrupt) {
+	if err := y.Upsert(context.Background(), vecCollection, chunks[:1]); !errors.Is(err, vectorindex.ErrVectorCorrupt) {
 		t.Fatalf("Upsert on damaged vector pages = %v, want ErrVectorCorrupt", err)
 	}
 }

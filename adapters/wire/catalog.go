@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/inproc"
 	"github.com/arrowhead-go/arrowhead/adapters/telemetry"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
@@ -121,7 +121,7 @@ func declaredApp(ctx context.Context, s *settings.Settings) (*core.App, error) {
 	return core.New(core.Deps{
 		Settings:   s,
 		Authorizer: authz.AllowAll{},
-		Rates:      inmem.NewRateStore(ports.SystemClock{}),
+		Rates:      inproc.NewRateStore(ports.SystemClock{}),
 		Audit:      telemetry.NewAuditSink(io.Discard),
 		Tracer:     tel.Tracer(),
 		Metrics:    tel.Metrics(),

@@ -10,9 +10,9 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/adapters/bolt"
 	"github.com/arrowhead-go/arrowhead/adapters/httpx"
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
+	"github.com/arrowhead-go/arrowhead/adapters/vectorindex"
 	"github.com/arrowhead-go/arrowhead/core/embed"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -66,9 +66,9 @@ func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress po
 		if err != nil {
 			return fd, err
 		}
-		cfg := inmem.VectorIndexConfigFromSettings(*s)
+		cfg := vectorindex.VectorIndexConfigFromSettings(*s)
 		cfg.Persist = sqlite.NewVectorStore(store)
-		idx, err := inmem.OpenVectorIndex(ctx, cfg)
+		idx, err := vectorindex.OpenVectorIndex(ctx, cfg)
 		if err != nil {
 			return fd, fmt.Errorf("ARROWHEAD_DATA_DIR: the embedded vector index cannot be opened: %w", err)
 		}

@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/inproc"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
 	"github.com/arrowhead-go/arrowhead/adapters/telemetry"
@@ -91,7 +91,7 @@ func KillSwitch(ctx context.Context, s *settings.Settings, auditW io.Writer) (_ 
 	rt.App, err = core.New(core.Deps{
 		Settings:   s,
 		Authorizer: authz.AllowAll{},
-		Rates:      inmem.NewRateStore(ports.SystemClock{}),
+		Rates:      inproc.NewRateStore(ports.SystemClock{}),
 		Audit:      sink,
 		Tracer:     tel.Tracer(),
 		Metrics:    tel.Metrics(),

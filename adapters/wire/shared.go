@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/arrowhead-go/arrowhead/adapters/bolt"
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/bolt/boltstores"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 )
@@ -44,25 +44,25 @@ func (rt *Runtime) sharedStore(ctx context.Context, s *settings.Settings) (*sqli
 // and vector collections into store, once for the data directory.
 func (rt *Runtime) importBolt(ctx context.Context, s *settings.Settings, store *sqlite.Store) error {
 	return importPrevious(ctx, s, store.Imported, func(old *bolt.Store) error {
-		memNS, err := old.Namespace(inmem.MemoryNamespace)
+		memNS, err := old.Namespace(boltstores.MemoryNamespace)
 		if err != nil {
 			return err
 		}
-		wsNS, err := old.Namespace(inmem.WorkingSetsNamespace)
+		wsNS, err := old.Namespace(boltstores.WorkingSetsNamespace)
 		if err != nil {
 			return err
 		}
 		// The limits only gate new pins, which the import makes none of.
-		sets, err := inmem.NewWorkingSets(wsNS, workingSetLimits(s))
+		sets, err := boltstores.NewWorkingSets(wsNS, workingSetLimits(s))
 		if err != nil {
 			return err
 		}
-		vecNS, err := old.Namespace(inmem.VectorNamespace)
+		vecNS, err := old.Namespace(boltstores.VectorNamespace)
 		if err != nil {
 			return err
 		}
-		_, err = store.ImportBolt(ctx, sqlite.BoltSource{Memory: inmem.NewMemoryStore(memNS), WorkingSets: sets,
-			Vectors: func(fn func(inmem.VectorDump) error) error { return inmem.DumpBoltVectors(ctx, vecNS, fn) }})
+		_, err = store.ImportBolt(ctx, sqlite.BoltSource{Memory: boltstores.NewMemoryStore(memNS), WorkingSets: sets,
+			Vectors: func(fn func(boltstores.VectorDump) error) error { return boltstores.DumpBoltVectors(ctx, vecNS, fn) }})
 		return err
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/arrowhead-go/arrowhead/adapters/bolt"
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/bolt/boltstores"
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -23,13 +23,13 @@ func TestFirstStartImportsThePreviousStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := old.Namespace(inmem.MemoryNamespace)
+	ns, err := old.Namespace(boltstores.MemoryNamespace)
 	if err != nil {
 		t.Fatal(err)
 	}
 	owner := ports.Operator().Subject
 	now := time.Now()
-	if err := inmem.NewMemoryStore(ns).KVSet(context.Background(), owner, ports.KVEntry{Key: "before", Value: "the upgrade", UpdatedAt: now,
+	if err := boltstores.NewMemoryStore(ns).KVSet(context.Background(), owner, ports.KVEntry{Key: "before", Value: "the upgrade", UpdatedAt: now,
 		Provenance: ports.Provenance{Tool: "kv_set", Caller: owner, At: now}}, ports.MemoryLimits{}); err != nil {
 		t.Fatal(err)
 	}

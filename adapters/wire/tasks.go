@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/arrowhead-go/arrowhead/adapters/bolt"
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/bolt/boltstores"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
@@ -62,7 +62,7 @@ func (rt *Runtime) openTasks(ctx context.Context, s *settings.Settings, scanner 
 // becomes of each).
 func (rt *Runtime) importBoltTasks(ctx context.Context, s *settings.Settings, store *sqlite.Store) error {
 	return importPrevious(ctx, s, store.TasksImported, func(old *bolt.Store) error {
-		ns, err := old.Namespace(inmem.TasksNamespace)
+		ns, err := old.Namespace(boltstores.TasksNamespace)
 		if err != nil {
 			return err
 		}

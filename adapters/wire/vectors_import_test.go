@@ -13,7 +13,7 @@ import (
 	"go.etcd.io/bbolt"
 
 	"github.com/arrowhead-go/arrowhead/adapters/bolt"
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/bolt/boltstores"
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/embed"
@@ -36,7 +36,7 @@ func TestFirstStartImportsThePreviousVectorIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := old.Namespace(inmem.VectorNamespace)
+	ns, err := old.Namespace(boltstores.VectorNamespace)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/auth"
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
 	"github.com/arrowhead-go/arrowhead/adapters/httpx"
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/inproc"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlguard"
@@ -359,14 +359,14 @@ func Authorizer(s *settings.Settings) (ports.Authorizer, error) {
 }
 
 // The per-process store takes back the tokens the shared bucket refused.
-var _ redis.Refunder = (*inmem.RateStore)(nil)
+var _ redis.Refunder = (*inproc.RateStore)(nil)
 
 // rateStore is the rate-limit store: in process, or shared through Redis
 // with the in-process store as its fallback. A Redis that does not answer
 // at start is a warning line (the limiter runs per process until it does),
 // not only a degraded /ready; the check costs at most one call timeout.
 func (rt *Runtime) rateStore(ctx context.Context, clock ports.Clock) (ports.RateStore, error) {
-	local := inmem.NewRateStore(clock)
+	local := inproc.NewRateStore(clock)
 	if rt.Settings.RedisURL == "" {
 		return local, nil
 	}

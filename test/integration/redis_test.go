@@ -12,7 +12,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
+	"github.com/arrowhead-go/arrowhead/adapters/inproc"
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
@@ -42,7 +42,7 @@ func (denyAll) Authorize(context.Context, ports.Principal, ports.Action, ports.R
 
 // localStore is the per-process store every Redis store is charged
 // alongside, as in production.
-func localStore() *inmem.RateStore { return inmem.NewRateStore(ports.SystemClock{}) }
+func localStore() *inproc.RateStore { return inproc.NewRateStore(ports.SystemClock{}) }
 
 // ---- the app under test ----
 

@@ -10,9 +10,9 @@ import (
 	"testing"
 
 	afs "github.com/arrowhead-go/arrowhead/adapters/fs"
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlguard"
 	"github.com/arrowhead-go/arrowhead/adapters/tokenizer"
+	"github.com/arrowhead-go/arrowhead/adapters/vectorindex"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
@@ -45,7 +45,7 @@ type env struct {
 	docs, repo string
 	sets       *portstest.WorkingSets
 	// index and embedder are set with vectors (buildEnv).
-	index    *inmem.VectorIndex
+	index    *vectorindex.VectorIndex
 	embedder ports.Embedder
 }
 
@@ -113,7 +113,7 @@ func buildEnv(t testing.TB, vars map[string]string, docs, repo map[string]string
 	families := []core.Member{}
 	e := env{docs: docsDir, repo: repoDir, sets: sets}
 	if vectors != noVectors {
-		idx, err := inmem.OpenVectorIndex(t.Context(), inmem.VectorIndexConfigFromSettings(*s))
+		idx, err := vectorindex.OpenVectorIndex(t.Context(), vectorindex.VectorIndexConfigFromSettings(*s))
 		if err != nil {
 			t.Fatal(err)
 		}

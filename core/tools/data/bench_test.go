@@ -12,10 +12,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlguard"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
+	"github.com/arrowhead-go/arrowhead/adapters/vectorindex"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
@@ -67,7 +67,7 @@ func BenchmarkDocIndex10MBEmbedded(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		idx, err := inmem.OpenVectorIndex(context.Background(), inmem.VectorIndexConfig{Collections: s.PgvectorCollections, Dimensions: 384, Persist: sqlite.NewVectorStore(store)})
+		idx, err := vectorindex.OpenVectorIndex(context.Background(), vectorindex.VectorIndexConfig{Collections: s.PgvectorCollections, Dimensions: 384, Persist: sqlite.NewVectorStore(store)})
 		if err != nil {
 			b.Fatal(err)
 		}

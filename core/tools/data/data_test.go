@@ -10,8 +10,8 @@ import (
 	"testing"
 
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlguard"
+	"github.com/arrowhead-go/arrowhead/adapters/vectorindex"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
@@ -62,7 +62,7 @@ type env struct {
 	emb      *countingEmbedder
 	sql      *fakeSQL
 	settings *settings.Settings
-	index    *inmem.VectorIndex
+	index    *vectorindex.VectorIndex
 }
 
 const policy = `{"grants":[
@@ -91,7 +91,7 @@ func newEnvWriting(t *testing.T, pol string, files map[string]string, wrap func(
 	if err != nil {
 		t.Fatal(err)
 	}
-	idx, err := inmem.OpenVectorIndex(t.Context(), inmem.VectorIndexConfig{Collections: s.PgvectorCollections, Dimensions: 64})
+	idx, err := vectorindex.OpenVectorIndex(t.Context(), vectorindex.VectorIndexConfig{Collections: s.PgvectorCollections, Dimensions: 64})
 	if err != nil {
 		t.Fatal(err)
 	}

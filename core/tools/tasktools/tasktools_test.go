@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/arrowhead-go/arrowhead/adapters/bolt"
+	"github.com/arrowhead-go/arrowhead/adapters/bolt/boltstores"
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
-	"github.com/arrowhead-go/arrowhead/adapters/inmem"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
@@ -51,7 +51,7 @@ func (g *gatedStore) Read(ctx context.Context, rel string, max int64) ([]byte, p
 
 type env struct {
 	app   *core.App
-	tasks *inmem.TaskRegistry
+	tasks *boltstores.TaskRegistry
 	gate  *gatedStore
 	// returned receives once per scan whose work has returned.
 	returned chan struct{}
@@ -89,7 +89,7 @@ func newEnv(t testing.TB, policy string, gated bool, vars map[string]string, fil
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns, err := db.Namespace(inmem.TasksNamespace)
+	ns, err := db.Namespace(boltstores.TasksNamespace)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func newEnv(t testing.TB, policy string, gated bool, vars map[string]string, fil
 		defer func() { returned <- struct{}{} }()
 		return scan(ctx, run)
 	}
-	reg, err := inmem.OpenTaskRegistry(t.Context(), ns, ports.TaskConfig{Limits: tasktools.Limits(s), Workers: workers})
+	reg, err := boltstores.OpenTaskRegistry(t.Context(), ns, ports.TaskConfig{Limits: tasktools.Limits(s), Workers: workers})
 	if err != nil {
 		t.Fatal(err)
 	}
