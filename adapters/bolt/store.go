@@ -1,15 +1,18 @@
-// Package bolt is the project's one embedded transactional store: a single
-// bbolt file (go.etcd.io/bbolt) under ARROWHEAD_DATA_DIR that holds every
-// piece of in-process durable state: the embedded vector index, the
-// working sets, the agent memory, and tasks and their timers. One file
-// means one lock, one fsync discipline and one corruption check for all of
-// them.
+// Package bolt is the previous release's embedded transactional store: a
+// single bbolt file (go.etcd.io/bbolt) under ARROWHEAD_DATA_DIR that held
+// every piece of in-process durable state: the embedded vector index's
+// collections, the working sets, the agent memory, and tasks and their
+// timers (their stores are adapters/bolt/boltstores). One file meant one
+// lock, one fsync discipline and one corruption check for all of them.
+// The server now keeps that state in adapters/sqlite, which several
+// processes share, and opens this file only to import it once
+// (adapters/wire).
 //
 // # Using it
 //
-// The composition root (adapters/wire) opens the store once per process
-// with Open and hands each adapter its own Namespace, a top-level bucket
-// claimed by name:
+// Whoever opens the file (adapters/wire for the import, tests writing the
+// old format) does so once per process with Open and hands each store its
+// own Namespace, a top-level bucket claimed by name:
 //
 //	store, err := bolt.Open(bolt.ConfigFromSettings(s))
 //	ns, err := store.Namespace("vectors")

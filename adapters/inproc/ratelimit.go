@@ -1,8 +1,3 @@
-// Package inmem holds the single-machine implementations of the ports,
-// stores that need no external service: the rate buckets, kept in this
-// process only, and the embedded vector index, the working sets, the
-// agent memory and the tasks with their timers, kept durably in the
-// embedded store (adapters/bolt) so they survive a restart.
 package inproc
 
 import (

@@ -11,10 +11,11 @@ import (
 
 // BenchmarkMemoryDurableWrites measures committed writes on plain
 // PostgreSQL 15 with 8 concurrent callers: memory_store's and kv_set's
-// backend calls, as adapters/inmem's benchmark of the same name does for
-// the embedded store. "1_owners" serialises on the owner's row lock, the
-// price of bounds that hold across replicas; "8_owners" is the same load
-// spread over callers that do not contend. The pool has 8 connections.
+// backend calls, as the benchmarks of the same name in adapters/sqlite
+// and adapters/bolt/boltstores do for the embedded stores. "1_owners"
+// serialises on the owner's row lock, the price of bounds that hold
+// across replicas; "8_owners" is the same load spread over callers that
+// do not contend. The pool has 8 connections.
 // Whether a commit is durable is the server's setting: .ci/postgres.sh
 // runs with fsync and synchronous_commit off.
 func BenchmarkMemoryDurableWrites(b *testing.B) {

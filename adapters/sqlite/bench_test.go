@@ -14,7 +14,7 @@ import (
 
 // BenchmarkMemoryDurableWrites measures acknowledged (fsynced) writes with
 // 8 concurrent callers in one process: memory_store's and kv_set's
-// backend calls (adapters/inmem has the same benchmark on bbolt).
+// backend calls (adapters/bolt/boltstores has the same benchmark on bbolt).
 func BenchmarkMemoryDurableWrites(b *testing.B) {
 	for _, op := range []string{memorytest.OpStore, memorytest.OpKVSet} {
 		b.Run(op, func(b *testing.B) {

@@ -19,7 +19,8 @@ func BenchmarkTimerLateness(b *testing.B) {
 }
 
 // BenchmarkTaskStart and BenchmarkTaskList are the bbolt registry's
-// benchmarks of the same names (adapters/inmem) on the shared store.
+// benchmarks of the same names (adapters/bolt/boltstores) on the shared
+// store.
 func BenchmarkTaskStart(b *testing.B) {
 	r := openTaskRegistry(b, b.TempDir(), ports.TaskConfig{Limits: tasktest.BenchLimits, Workers: tasktest.BenchWorkers})
 	defer r.Close(context.Background())

@@ -16,10 +16,11 @@ import (
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// The embedded vector index's persistence (vectorindex.VectorPersistence): the
-// index serves from memory (adapters/inmem, the one implementation of
-// search and fusion), and every process on the data directory keeps its
-// memory in step with these tables through the change counters.
+// The embedded vector index's persistence (vectorindex.VectorPersistence):
+// the index serves from memory (adapters/vectorindex, the one
+// implementation of search and fusion), and every process on the data
+// directory keeps its memory in step with these tables through the change
+// counters.
 //
 // Layout. One row per chunk, with the embedding as one packed blob
 // (dimensions little-endian float32 values, already unit length): at 384
@@ -185,7 +186,7 @@ func decodeEmbedding(dst []float32, b []byte) []float32 {
 
 // vectorErr maps the store's errors onto the index's: a damaged file is
 // the collection's damage, the rest (closed, busy, disk) pass as they are
-// for inmem's storeErr to classify.
+// for vectorindex's storeErr to classify.
 func vectorErr(collection string, err error) error {
 	if errors.Is(err, ErrCorrupt) {
 		return vectorindex.CorruptVectors(collection, "the store file is damaged")

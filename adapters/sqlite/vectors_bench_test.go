@@ -18,7 +18,7 @@ import (
 )
 
 // The embedded vector index on the shared store at 100,000 chunks of 384
-// dimensions in one tenant (the data of adapters/inmem's
+// dimensions in one tenant (the data of adapters/vectorindex's
 // BenchmarkEmbeddedQuery100k): time from opening the store to the first
 // answer, and query latency with the freshness check every query makes.
 //

@@ -84,8 +84,9 @@ func vchunk(id, tenant, source string, index int, content string, seed int) port
 // ---- import ----
 
 // writeBoltVectors writes collections into the previous release's vector
-// namespace in its documented layout (adapters/inmem/vectors_store.go),
-// encoded here independently of the reader.
+// namespace in its documented layout
+// (adapters/bolt/boltstores/vectors_store.go), encoded here independently
+// of the reader.
 func writeBoltVectors(t *testing.T, ns *bolt.Namespace, dims int, byCollection map[string][]ports.Chunk) {
 	t.Helper()
 	err := ns.Update(context.Background(), func(root *bbolt.Bucket) error {

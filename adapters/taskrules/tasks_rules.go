@@ -10,14 +10,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// The rules below are the embedded registries' pure parts, shared by this
-// package's registry (the bbolt file) and adapters/sqlite's (the store
-// several processes share): what a new task or timer looks like, how a
-// task ends, how a timer fires and repeats, the per-owner bounds, which
-// finished tasks expire or are evicted, and the JSON a task is kept as.
-// Each backend only decides where the rows live and how a change is made
-// atomic.
-
 // DefaultTaskWorkers is how many tasks run at once in one process; more
 // stay working, queued, until a worker is free. Scans read the disk: a
 // few at a time keep the machine responsive.

@@ -9,7 +9,7 @@ import (
 
 // The embedded index's in-memory state: collections of tenants, each a
 // slot table of chunks with a flat vector table and keyword postings. The
-// store (vectors_store.go) persists it; these types serve reads.
+// persistence (vectors_persist.go) keeps it; these types serve reads.
 
 // Rebuild the keyword postings once stale entries (of replaced or removed
 // chunks) outnumber live ones and there are at least this many.

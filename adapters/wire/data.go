@@ -61,7 +61,7 @@ func (rt *Runtime) openData(ctx context.Context, s *settings.Settings, egress po
 		}
 		// The index lives in the store every process on the data
 		// directory shares; each keeps it in memory and follows the
-		// others' writes (adapters/inmem/vectors_persist.go).
+		// others' writes (adapters/vectorindex/vectors_persist.go).
 		store, err := rt.sharedStore(ctx, s)
 		if err != nil {
 			return fd, err

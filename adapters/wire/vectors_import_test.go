@@ -40,7 +40,7 @@ func TestFirstStartImportsThePreviousVectorIndex(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The previous release's layout (adapters/inmem/vectors_store.go).
+	// The previous release's layout (adapters/bolt/boltstores/vectors_store.go).
 	tenant := ports.Operator().Subject
 	err = ns.Update(context.Background(), func(root *bbolt.Bucket) error {
 		b, err := root.CreateBucket([]byte("doc_chunks"))

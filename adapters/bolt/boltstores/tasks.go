@@ -41,7 +41,7 @@ var errTaskCorrupt = errors.New("a task index entry in the embedded store is dam
 // TaskRegistry is the previous release's embedded ports.TaskRegistry, on
 // the bbolt file one process locks; the server now keeps tasks in the
 // store processes share (adapters/sqlite), which imports this one's
-// (DumpTasks) and shares its rules (tasks_rules.go). Tasks and pending
+// (DumpTasks) and shares its rules (adapters/taskrules). Tasks and pending
 // timers in the embedded store, work run on a bounded pool of goroutines,
 // timers fired by one goroutine that sleeps until the earliest is due.
 // Every state change is one fsynced transaction, group-committed with the

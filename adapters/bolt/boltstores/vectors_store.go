@@ -29,9 +29,9 @@ import (
 //
 // Every value is sealed (a CRC-32C over key and value) and the chunk count
 // was rewritten with every change, so a damaged value or a chunk hidden by
-// a damaged page is vectorindex.ErrVectorCorrupt rather than a silently smaller
-// import. Integers are little-endian except the index in a key, which
-// sorts.
+// a damaged page is vectorindex.ErrVectorCorrupt rather than a silently
+// smaller import. Integers are little-endian except the index in a key,
+// which sorts.
 
 // VectorNamespace is the index's namespace in the previous release's
 // bbolt store, read once to import it (DumpBoltVectors).
