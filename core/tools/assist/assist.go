@@ -65,7 +65,7 @@ var Family = core.LegacyFamily[Ports]{
 		}
 		explain := codeExplain(s).NotConfigured(repoNotConfigured)
 		if p.Repo != nil {
-			explain = codeExplain(s).Bind(explainer{model: m, code: repo.NewReader(s, p.Repo, p.Authorizer)}.explain)
+			explain = codeExplain(s).Bind(explainer{model: m, code: repo.NewReader(repo.Configure(s), p.Repo, p.Authorizer)}.explain)
 		}
 		return core.Components{Tools: []catalog.ToolSpec{
 			explain,
