@@ -83,9 +83,7 @@ func Configure(s *settings.Settings) Config {
 	}
 }
 
-// Family is the repo family. Without a repository every tool is listed
-// and refuses as not configured, as the seed says ("every repo tool
-// fails"), and the rest of the server starts.
+// Family is the repo family.
 var Family = core.Family[Config, Ports, *tree]{
 	ID:        catalog.FamilyRepo,
 	Configure: Configure,
@@ -99,6 +97,7 @@ var Family = core.Family[Config, Ports, *tree]{
 	},
 }
 
+// hasRepo is every repo tool's readiness: a repository is open.
 func hasRepo(t *tree) bool { return t.store != nil }
 
 // tree is the repository as the tools see it: the store and the gate
