@@ -7,8 +7,8 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/adapters/tokenizer"
-	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/tools/contexttools"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -27,7 +27,7 @@ type contextPorts struct {
 // openContext opens the working sets and the offline tokenizer, when the
 // profile serves the context family.
 func (rt *Runtime) openContext(ctx context.Context, s *settings.Settings) (contextPorts, error) {
-	if !serves(s, catalog.FamilyContext) {
+	if !contexttools.Family.Serves(s) {
 		return contextPorts{}, nil
 	}
 	sets, err := rt.openWorkingSets(ctx, s)

@@ -45,33 +45,48 @@ const (
 	repoNotConfigured = "The repository is not configured on this server (ARROWHEAD_REPO_ROOT names no directory)."
 )
 
-// Family is the assist family.
-var Family = core.LegacyFamily[Ports]{
-	ID: catalog.FamilyAssist,
-	Declare: func(s *settings.Settings) core.Components {
-		return core.Components{Tools: []catalog.ToolSpec{codeExplain(s).Spec(), summarizeDiff(s).Spec(), rerank(s).Spec()}}
-	},
-	Bind: func(s *settings.Settings, p Ports) core.Components {
-		sampling := s.LLMProvider == ProviderSampling
-		if p.Completer == nil && !sampling {
-			return core.Components{Tools: []catalog.ToolSpec{
-				codeExplain(s).NotConfigured(notConfigured), summarizeDiff(s).NotConfigured(notConfigured),
-				rerank(s).NotConfigured(notConfigured),
-			}}
-		}
-		m := model{settings: s, completer: p.Completer, scanner: p.Scanner}
-		if sampling {
-			m = model{settings: s, sampling: true, seal: catalog.NewInputSeal(sampleTTL), scanner: p.Scanner}
-		}
-		explain := codeExplain(s).NotConfigured(repoNotConfigured)
-		if p.Repo != nil {
-			explain = codeExplain(s).Bind(explainer{model: m, code: repo.NewReader(s, p.Repo, p.Authorizer)}.explain)
-		}
-		return core.Components{Tools: []catalog.ToolSpec{
-			explain,
-			summarizeDiff(s).Bind(m.summarize),
-			rerank(s).Bind(m.rerank),
-		}}
+// Config is what the assist family reads from the settings.
+type Config struct {
+	// Sampling is ARROWHEAD_LLM_PROVIDER=sampling: the client's own model
+	// answers, through an input request.
+	Sampling bool
+	// MaxPromptChars is ARROWHEAD_LLM_MAX_PROMPT_CHARS, MaxTokens
+	// ARROWHEAD_LLM_MAX_TOKENS.
+	MaxPromptChars, MaxTokens int
+	// DiffMaxBytes is the largest diff summarize_diff sends.
+	DiffMaxBytes int
+	// ContentMaxBytes caps a model answer.
+	ContentMaxBytes int
+	// RedactReads is ARROWHEAD_REDACT_READS: whether a model answer is
+	// redacted before it is sanitized as Markdown.
+	RedactReads bool
+	// Code is what code_explain reads code under: code_read's caps.
+	Code repo.Config
+}
+
+// Configure reads the assist family's Config.
+func Configure(s *settings.Settings) Config {
+	return Config{
+		Sampling:        s.LLMProvider == ProviderSampling,
+		MaxPromptChars:  s.LLMMaxPromptChars,
+		MaxTokens:       s.LLMMaxTokens,
+		DiffMaxBytes:    s.DiffMaxBytes,
+		ContentMaxBytes: s.ContentMaxBytes,
+		RedactReads:     s.RedactReads,
+		Code:            repo.Configure(s),
+	}
+}
+
+// Family is the assist family. Without a model backend (neither a
+// completer nor sampling) every tool refuses as not configured.
+var Family = core.Family[Config, Ports, *model]{
+	ID:        catalog.FamilyAssist,
+	Configure: Configure,
+	Serve:     newModel,
+	Tools: []core.FamilyTool[*model]{
+		core.Tool(codeExplain, (*model).explain).Needs((*model).ready, notConfigured),
+		core.Tool(summarizeDiff, (*model).summarize).Needs((*model).ready, notConfigured),
+		core.Tool(rerank, (*model).rerank).Needs((*model).ready, notConfigured),
 	},
 }
 
@@ -90,24 +105,40 @@ const (
 // bounded answers, caller-safe failures. In sampling mode the backend is
 // the client's own model, asked through an input request.
 type model struct {
-	settings  *settings.Settings
+	config    Config
 	completer ports.Completer
-	sampling  bool
 	seal      catalog.InputSeal
 	scanner   *security.Scanner
+	// code reads what code_explain sends; nil without a repository.
+	code *repo.Reader
 }
+
+func newModel(c Config, p Ports) *model {
+	m := &model{config: c, completer: p.Completer, scanner: p.Scanner}
+	if c.Sampling {
+		m.completer, m.seal = nil, catalog.NewInputSeal(sampleTTL)
+	}
+	if p.Repo != nil {
+		r := repo.NewReader(c.Code, p.Repo, p.Authorizer)
+		m.code = &r
+	}
+	return m
+}
+
+// ready reports whether a model answers: a completer, or the client's.
+func (m *model) ready() bool { return m.completer != nil || m.config.Sampling }
 
 // ask returns the model's answer to one bounded request, or, in sampling
 // mode, the input request that asks the client for it. A sampled answer is
 // accepted only with the state sealed for this caller, tool and exact
 // prompt. The backend's own error never reaches the caller; its fixed text
 // is kept as the operators' cause.
-func (m model) ask(ctx context.Context, call catalog.Call, tool, system, prompt string) (string, *catalog.InputRequest, error) {
-	if len([]rune(system))+len([]rune(prompt)) > m.settings.LLMMaxPromptChars {
-		return "", nil, catalog.Invalid("The request exceeds %d characters (ARROWHEAD_LLM_MAX_PROMPT_CHARS); send less.", m.settings.LLMMaxPromptChars)
+func (m *model) ask(ctx context.Context, call catalog.Call, tool, system, prompt string) (string, *catalog.InputRequest, error) {
+	if len([]rune(system))+len([]rune(prompt)) > m.config.MaxPromptChars {
+		return "", nil, catalog.Invalid("The request exceeds %d characters (ARROWHEAD_LLM_MAX_PROMPT_CHARS); send less.", m.config.MaxPromptChars)
 	}
-	if !m.sampling {
-		out, err := m.completer.Complete(ctx, ports.CompletionRequest{System: system, Prompt: prompt, MaxTokens: m.settings.LLMMaxTokens})
+	if !m.config.Sampling {
+		out, err := m.completer.Complete(ctx, ports.CompletionRequest{System: system, Prompt: prompt, MaxTokens: m.config.MaxTokens})
 		if te, ok := catalog.AsToolError(err); ok {
 			// A deliberate refusal on the way out (a tripped canary)
 			// passes as it is.
@@ -133,20 +164,20 @@ func (m model) ask(ctx context.Context, call catalog.Call, tool, system, prompt 
 		return "", nil, catalog.Unavailable("This server asks the client's own model (ARROWHEAD_LLM_PROVIDER=sampling), and this client does not offer sampling.")
 	}
 	return "", &catalog.InputRequest{ID: SampleInputID, State: m.seal.Seal(time.Now(), parts...),
-		Sample: &catalog.SampleRequest{System: system, Prompt: prompt, MaxTokens: m.settings.LLMMaxTokens}}, nil
+		Sample: &catalog.SampleRequest{System: system, Prompt: prompt, MaxTokens: m.config.MaxTokens}}, nil
 }
 
 // prose sanitizes a model answer as Markdown (no HTML, no images, http(s)
 // links only), caps it and frames it as untrusted data.
-func (m model) prose(identifier, answer string) (content.Framed, bool, error) {
+func (m *model) prose(identifier, answer string) (content.Framed, bool, error) {
 	src := answer
-	if m.scanner != nil && m.settings.RedactReads {
+	if m.scanner != nil && m.config.RedactReads {
 		src = m.scanner.RedactLines(answer)
 	}
 	text, err := content.SanitizeMarkdown([]byte(src))
 	if err != nil {
 		return content.Framed{}, false, catalog.Failed("The model answer could not be sanitized.")
 	}
-	text, truncated := content.Truncate(text, m.settings.ContentMaxBytes)
+	text, truncated := content.Truncate(text, m.config.ContentMaxBytes)
 	return content.Frame(text, content.NewSource("model", identifier, "markdown", []byte(answer))), truncated, nil
 }

@@ -228,6 +228,32 @@ func TestAssistNotConfiguredAndBackendFailure(t *testing.T) {
 	}
 }
 
+// TestCodeExplainWithoutRepository holds the refusal order of a model
+// without a repository: code_explain names ARROWHEAD_REPO_ROOT and asks
+// nothing of the model, while the other tools are served.
+func TestCodeExplainWithoutRepository(t *testing.T) {
+	s := coretest.Settings(t, map[string]string{"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_RATE_LIMIT_ENABLED": "false"})
+	pol, err := authz.Parse([]byte(policy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &fakeModel{Answer: "Adds a function."}
+	app, err := core.New(coretest.Deps(s, pol, assist.Family.With(assist.Ports{Completer: m, Authorizer: pol})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, te := call(t, app, "code_explain", map[string]any{"path": "src/app.py"}); te == nil || te.Kind != catalog.KindUnavailable ||
+		!strings.Contains(te.Message, "ARROWHEAD_REPO_ROOT") {
+		t.Fatalf("code_explain without a repository: %v", te)
+	}
+	if len(m.requests()) != 0 {
+		t.Fatalf("the model was asked %d times", len(m.requests()))
+	}
+	if _, te := call(t, app, "summarize_diff", map[string]any{"diff": "--- a/x\n+++ b/x\n"}); te != nil {
+		t.Fatalf("summarize_diff without a repository: %v", te)
+	}
+}
+
 // orderOf reads the structured order whatever numeric type it carries.
 func orderOf(res catalog.Result) []int {
 	var out []int

@@ -16,6 +16,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/retrieval"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
@@ -47,34 +48,105 @@ type Ports struct {
 	Vectors  ports.VectorReader `port:"optional"`
 }
 
+// Config is what the context family reads from the settings.
+type Config struct {
+	// QueryMaxChars is ARROWHEAD_SEARCH_QUERY_MAX_LENGTH, pack_context's
+	// "$query" bound.
+	QueryMaxChars int
+	// MaxItems is ARROWHEAD_WORKINGSET_MAX_ITEMS, workingset_update's
+	// "$items" bound.
+	MaxItems int
+	// PackMaxTokens is ARROWHEAD_PACK_MAX_TOKENS: a pack's default and
+	// largest budget.
+	PackMaxTokens int
+	// DocMaxFiles and RepoMaxFiles cap the index's listing of the corpus
+	// (ARROWHEAD_SEARCH_MAX_FILES) and of the repository
+	// (ARROWHEAD_REPO_SEARCH_MAX_FILES).
+	DocMaxFiles, RepoMaxFiles int
+	// DocMaxBytes and RepoMaxBytes cap one read of a document
+	// (ARROWHEAD_DOC_MAX_BYTES) or of a repository file
+	// (ARROWHEAD_REPO_MAX_FILE_BYTES).
+	DocMaxBytes, RepoMaxBytes int64
+	// DocumentJSON are the JSON bounds a document is sanitized under, as
+	// doc_index sanitizes it.
+	DocumentJSON content.JSONLimits
+	// RedactReads is ARROWHEAD_REDACT_READS.
+	RedactReads bool
+	// VectorMaxK is ARROWHEAD_PGVECTOR_MAX_K.
+	VectorMaxK int
+	// Collection is the collection vector retrieval searches: the first
+	// allow-listed one (the embedded index's doc_chunks when none is
+	// named); empty when there is none.
+	Collection string
+}
+
+// Configure reads the context family's Config.
+func Configure(s *settings.Settings) Config {
+	c := Config{
+		QueryMaxChars: s.SearchQueryMaxLength,
+		MaxItems:      s.WorkingsetMaxItems,
+		PackMaxTokens: s.PackMaxTokens,
+		DocMaxFiles:   s.SearchMaxFiles,
+		RepoMaxFiles:  s.RepoSearchMaxFiles,
+		DocMaxBytes:   int64(s.DocMaxBytes),
+		RepoMaxBytes:  int64(s.RepoMaxFileBytes),
+		DocumentJSON:  content.DocumentJSONLimits(s),
+		RedactReads:   s.RedactReads,
+		VectorMaxK:    s.PgvectorMaxK,
+	}
+	if collections := s.VectorCollections(); len(collections) > 0 {
+		c.Collection = collections[0]
+	}
+	return c
+}
+
 // Family is the context family.
-var Family = core.LegacyFamily[Ports]{
-	ID: catalog.FamilyContext,
-	Declare: func(s *settings.Settings) core.Components {
-		return core.Components{Tools: []catalog.ToolSpec{
-			packContext(s).Spec(), workingsetGet(s).Spec(), workingsetUpdate(s).Spec(),
-		}}
-	},
-	Bind: func(s *settings.Settings, p Ports) core.Components {
-		r := &resolver{settings: s, corpus: p.Corpus, repo: p.Repo, authorizer: p.Authorizer}
-		w := workingSets{sets: p.Sets, resolver: r}
-		pk := packer{settings: s, sets: p.Sets, resolver: r, scanner: p.Scanner, tokenizer: p.Tokenizer, vectors: vectorsOf(s, p),
-			index: retrieval.NewCache()}
-		return core.Components{Tools: []catalog.ToolSpec{
-			packContext(s).Bind(pk.pack), workingsetGet(s).Bind(w.get), workingsetUpdate(s).Bind(w.update),
-		}}
+var Family = core.Family[Config, Ports, *server]{
+	ID:        catalog.FamilyContext,
+	Configure: Configure,
+	Bounds:    func(c Config) catalog.Bounds { return catalog.Bounds{"query": c.QueryMaxChars, "items": c.MaxItems} },
+	Serve:     newServer,
+	Tools: []core.FamilyTool[*server]{
+		core.Tool(packContext, (*server).pack),
+		core.Tool(workingsetGet, (*server).get),
+		core.Tool(workingsetUpdate, (*server).update),
 	},
 }
 
+// server is what the three tools share: the working sets, the resolver
+// every pin and snippet passes, and pack_context's scanner, tokenizer,
+// vector retrieval and index cache.
+type server struct {
+	config    Config
+	sets      ports.WorkingSets
+	resolver  *resolver
+	scanner   *security.Scanner
+	tokenizer ports.Tokenizer
+	vectors   vectorRetriever
+	index     *retrieval.Cache
+}
+
+func newServer(c Config, p Ports) *server {
+	return &server{
+		config:    c,
+		sets:      p.Sets,
+		resolver:  &resolver{corpus: p.Corpus, repo: p.Repo, authorizer: p.Authorizer, docMaxBytes: c.DocMaxBytes, repoMaxBytes: c.RepoMaxBytes},
+		scanner:   p.Scanner,
+		tokenizer: p.Tokenizer,
+		vectors:   vectorsOf(c, p),
+		index:     retrieval.NewCache(),
+	}
+}
+
 // vectorsOf is the one place the family decides whether pack_context
-// runs vector retrieval: with an embedder, a vector index and at least one
+// runs vector retrieval: with an embedder, a vector index and a
 // collection.
-func vectorsOf(s *settings.Settings, p Ports) vectorRetriever {
-	collections := s.VectorCollections()
-	if p.Embedder == nil || p.Vectors == nil || len(collections) == 0 {
+func vectorsOf(c Config, p Ports) vectorRetriever {
+	if p.Embedder == nil || p.Vectors == nil || c.Collection == "" {
 		return noVectorIndex{}
 	}
-	return vectorIndex{settings: s, embedder: p.Embedder, vectors: p.Vectors, authorizer: p.Authorizer, collection: collections[0]}
+	return vectorIndex{k: min(packVectorK, max(c.VectorMaxK, 1)), embedder: p.Embedder, vectors: p.Vectors, authorizer: p.Authorizer,
+		collection: c.Collection}
 }
 
 // maxNoteBytes bounds one pin's note.

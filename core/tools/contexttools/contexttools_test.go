@@ -287,8 +287,15 @@ func TestAdversarialPins(t *testing.T) {
 	if _, err := e.sets.Get(t.Context(), "alice", "adv"); err == nil {
 		t.Fatal("a refused pin created the set")
 	}
-	// One bad item refuses the whole update.
+	// A path the lexical rule refuses is refused as every path argument
+	// is (catalog.CleanPath), naming the item's position.
 	_, _, te := e.call(t, alice, "workingset_update", map[string]any{"name": "adv", "action": "pin",
+		"items": []any{pin("doc", "public/refunds.md"), pin("repo_file", "src/../../etc/passwd")}})
+	if te == nil || te.Kind != catalog.KindValidation || te.Message != "Item 2 has an invalid identifier. The path must not contain '..' components." {
+		t.Fatalf("lexical refusal: %v", te)
+	}
+	// One bad item refuses the whole update.
+	_, _, te = e.call(t, alice, "workingset_update", map[string]any{"name": "adv", "action": "pin",
 		"items": []any{pin("doc", "public/refunds.md"), pin("doc", "private/secret.md")}})
 	if te == nil || te.Kind != catalog.KindAuthorization || !strings.Contains(te.Message, "Item 2") {
 		t.Fatalf("mixed pin: %v", te)

@@ -39,11 +39,11 @@ type indexRun struct {
 // and modification time are unchanged (the file is then not read), else
 // read on behalf of the caller and analyzed now. A file read for the index
 // is never shown: what is packed is read again under the read grant.
-func (p packer) indexKind(ctx context.Context, who ports.Principal, kind string) (indexRun, error) {
+func (p *server) indexKind(ctx context.Context, who ports.Principal, kind string) (indexRun, error) {
 	var (
 		store    search.Store
-		maxFiles = p.settings.SearchMaxFiles
-		maxBytes = int64(p.settings.DocMaxBytes)
+		maxFiles = p.config.DocMaxFiles
+		maxBytes = p.config.DocMaxBytes
 	)
 	if kind == ports.PinDoc {
 		store = p.resolver.corpus
@@ -52,7 +52,7 @@ func (p packer) indexKind(ctx context.Context, who ports.Principal, kind string)
 			return indexRun{}, nil
 		}
 		store = p.resolver.repo
-		maxFiles, maxBytes = p.settings.RepoSearchMaxFiles, int64(p.settings.RepoMaxFileBytes)
+		maxFiles, maxBytes = p.config.RepoMaxFiles, p.config.RepoMaxBytes
 	}
 	bctx, cancel := context.WithTimeout(ctx, indexDeadline)
 	defer cancel()

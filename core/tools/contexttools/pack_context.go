@@ -15,8 +15,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/retrieval"
 	"github.com/arrowhead-go/arrowhead/core/search"
-	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -84,18 +82,16 @@ type packOutput struct {
 	Untrusted   bool           `json:"untrusted" description:"Always true: every item is framed as untrusted data."`
 }
 
-// packContext defines pack_context.
-func packContext(s *settings.Settings) catalog.Tool[packInput, packOutput] {
-	return catalog.Define[packInput, packOutput](catalog.ToolDef{
-		Name:        "pack_context",
-		Family:      catalog.FamilyContext,
-		Scope:       "context:read",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_PACK_CONTEXT_PER_MINUTE", Default: 10},
-		Description: "Assemble a token-budgeted context bundle for a question: a working set's pinned items first, then the code definitions and document sections that answer it, ranked (lexical terms, definitions the question names, the reference graph, and vector similarity when a semantic embedder is configured), each whole or cut to the remaining budget, with its line range, secret-scanned, provenance-stamped and framed as untrusted data. Example: pack_context(query=\"how are refunds issued?\", working_set=\"refunds\")",
-		Annotations: catalog.Annotations{Title: "Pack context", ReadOnly: true, Idempotent: true},
-		Bounds:      catalog.Bounds{"query": s.SearchQueryMaxLength},
-	})
-}
+// packContext defines pack_context; "$query" is the family's
+// ARROWHEAD_SEARCH_QUERY_MAX_LENGTH bound.
+var packContext = catalog.Define[packInput, packOutput](catalog.ToolDef{
+	Name:        "pack_context",
+	Family:      catalog.FamilyContext,
+	Scope:       "context:read",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_PACK_CONTEXT_PER_MINUTE", Default: 10},
+	Description: "Assemble a token-budgeted context bundle for a question: a working set's pinned items first, then the code definitions and document sections that answer it, ranked (lexical terms, definitions the question names, the reference graph, and vector similarity when a semantic embedder is configured), each whole or cut to the remaining budget, with its line range, secret-scanned, provenance-stamped and framed as untrusted data. Example: pack_context(query=\"how are refunds issued?\", working_set=\"refunds\")",
+	Annotations: catalog.Annotations{Title: "Pack context", ReadOnly: true, Idempotent: true},
+})
 
 // Ranking bounds.
 const (
@@ -118,17 +114,6 @@ const (
 
 // truncatedBudget is the truncation flag of a pack the budget cut short.
 const truncatedBudget = "budget"
-
-// packer is pack_context.
-type packer struct {
-	settings  *settings.Settings
-	sets      ports.WorkingSets
-	resolver  *resolver
-	scanner   *security.Scanner
-	tokenizer ports.Tokenizer
-	vectors   vectorRetriever
-	index     *retrieval.Cache
-}
 
 // pack holds one call's progress.
 type pack struct {
@@ -155,13 +140,14 @@ type candidate struct {
 	vectorChunk string
 }
 
-func (p packer) pack(ctx context.Context, call catalog.Call, in packInput) (*catalog.Reply[packOutput], error) {
-	budget := p.settings.PackMaxTokens
+// pack is pack_context.
+func (p *server) pack(ctx context.Context, call catalog.Call, in packInput) (*catalog.Reply[packOutput], error) {
+	budget := p.config.PackMaxTokens
 	if in.TokenBudget > 0 && in.TokenBudget < budget {
 		budget = in.TokenBudget
 	}
 	// The query's rules (one line, UTF-8, length) are the search tools'.
-	if _, err := search.NewMatcher(in.Query, false, search.MatcherOptions{CaseInsensitive: true, MaxQueryChars: p.settings.SearchQueryMaxLength}); err != nil {
+	if _, err := search.NewMatcher(in.Query, false, search.MatcherOptions{CaseInsensitive: true, MaxQueryChars: p.config.QueryMaxChars}); err != nil {
 		return nil, catalog.Invalid("%s", catalog.Sentence(err.Error()))
 	}
 	k := &pack{
@@ -244,7 +230,7 @@ func (p packer) pack(ctx context.Context, call catalog.Call, in packInput) (*cat
 
 // rank brings the index up to date for the caller and ranks its units for
 // the query. notes are the sentences saying where the index stopped short.
-func (p packer) rank(ctx context.Context, who ports.Principal, k *pack, query string) ([]candidate, []string, error) {
+func (p *server) rank(ctx context.Context, who ports.Principal, k *pack, query string) ([]candidate, []string, error) {
 	var (
 		entries []*retrieval.Entry
 		notes   []string
@@ -258,9 +244,9 @@ func (p packer) rank(ctx context.Context, who ports.Principal, k *pack, query st
 		k.out.Index.Reused += run.reused
 		k.out.Index.Analyzed += run.built
 		k.out.Index.Unreadable += run.unreadable
-		what, capVar, capValue := "corpus", "ARROWHEAD_SEARCH_MAX_FILES", p.settings.SearchMaxFiles
+		what, capVar, capValue := "corpus", "ARROWHEAD_SEARCH_MAX_FILES", p.config.DocMaxFiles
 		if kind == ports.PinRepoFile {
-			what, capVar, capValue = "repository", "ARROWHEAD_REPO_SEARCH_MAX_FILES", p.settings.RepoSearchMaxFiles
+			what, capVar, capValue = "repository", "ARROWHEAD_REPO_SEARCH_MAX_FILES", p.config.RepoMaxFiles
 		}
 		if run.listCut {
 			k.out.Truncated = append(k.out.Truncated, kind+":files")
@@ -371,7 +357,7 @@ func mergeVector(cands []candidate, hits []ports.VectorHit) []candidate {
 // unit already in marks that unit rather than packing it twice), and cut
 // to the remaining budget when it does not fit whole. The pack ends when
 // the budget cannot take even a cut unit.
-func (p packer) packCandidates(ctx context.Context, who ports.Principal, k *pack, cands []candidate) error {
+func (p *server) packCandidates(ctx context.Context, who ports.Principal, k *pack, cands []candidate) error {
 	for i, c := range cands {
 		if k.left <= 0 {
 			k.out.Unpacked = len(cands) - i
@@ -391,7 +377,7 @@ func (p packer) packCandidates(ctx context.Context, who ports.Principal, k *pack
 		if c.vectorChunk != "" {
 			text, seen := k.sanitized[c.key]
 			if !seen {
-				text, _ = sanitizedDocument(p.settings, c.key.Identifier, data)
+				text, _ = sanitizedDocument(p.config.DocumentJSON, c.key.Identifier, data)
 				k.sanitized[c.key] = text
 			}
 			start, end, found := chunkLines(text, c.vectorChunk, len(lines))
@@ -436,7 +422,7 @@ func (k *pack) itemOverlapping(key ports.WorkingSetItem, start, end int) int {
 // addCut packs a candidate whole when it fits what is left of the budget,
 // else its longest head that fits (at least minCutLines lines), and then
 // says the pack is full (stop).
-func (p packer) addCut(k *pack, c candidate, lines [][]byte) (packed, stop bool) {
+func (p *server) addCut(k *pack, c candidate, lines [][]byte) (packed, stop bool) {
 	frame := func(end int) (framed string, tokens int, ok bool) {
 		return p.frameItem(k, c, lines, end)
 	}
@@ -476,7 +462,7 @@ func (p packer) addCut(k *pack, c candidate, lines [][]byte) (packed, stop bool)
 
 // frameItem renders lines [c.start, end] as an item: its header line and
 // its redacted, framed text, and counts its tokens.
-func (p packer) frameItem(k *pack, c candidate, lines [][]byte, end int) (string, int, bool) {
+func (p *server) frameItem(k *pack, c candidate, lines [][]byte, end int) (string, int, bool) {
 	raw := bytes.Join(lines[c.start-1:end], nil)
 	red := p.redactedLines(k, c.key, lines)
 	// A document is sanitized for its format exactly as doc_read does, and
@@ -491,7 +477,7 @@ func (p packer) frameItem(k *pack, c candidate, lines [][]byte, end int) (string
 			format = content.FormatText
 		}
 	}
-	text, err := content.SanitizeAs(format, bytes.Join(red[c.start-1:end], nil), content.DocumentJSONLimits(p.settings))
+	text, err := content.SanitizeAs(format, bytes.Join(red[c.start-1:end], nil), p.config.DocumentJSON)
 	if err != nil {
 		return "", 0, false
 	}
@@ -517,7 +503,7 @@ func (p packer) frameItem(k *pack, c candidate, lines [][]byte, end int) (string
 }
 
 // commit records a framed item in the pack.
-func (p packer) commit(k *pack, c candidate, lines [][]byte, end int, text string, tokens int, cut bool) {
+func (p *server) commit(k *pack, c candidate, lines [][]byte, end int, text string, tokens int, cut bool) {
 	sum := sha256.Sum256(bytes.Join(lines[c.start-1:end], nil))
 	it := packedItem{Kind: c.key.Kind, Identifier: content.SanitizeString(c.key.Identifier), SHA256: hex.EncodeToString(sum[:]),
 		StartLine: c.start, EndLine: end, Tokens: tokens, Reason: reasonRetrieved, Retrieval: c.primary,
@@ -535,7 +521,7 @@ func (p packer) commit(k *pack, c candidate, lines [][]byte, end int, text strin
 // summarize ends the text answer: what was packed, which retrievers ran,
 // and, whenever the pack or its index stopped early, where and how to
 // narrow or raise it.
-func (p packer) summarize(k *pack, runs []retrievalRun, notes []string, budgetCut bool) {
+func (p *server) summarize(k *pack, runs []retrievalRun, notes []string, budgetCut bool) {
 	if len(k.out.Items) == 0 {
 		k.text.WriteString("Nothing was packed.\n")
 	}
@@ -554,7 +540,7 @@ func (p packer) summarize(k *pack, runs []retrievalRun, notes []string, budgetCu
 	}
 	if budgetCut && (k.out.Unpacked > 0 || k.cutAt != "") {
 		fmt.Fprintf(&k.text, "Stopped early: the %d-token budget ran out with %d of %d ranked units not packed. Raise token_budget (at most ARROWHEAD_PACK_MAX_TOKENS, %d) or ask a narrower question.\n",
-			k.out.TokenBudget, k.out.Unpacked, k.out.Candidates, p.settings.PackMaxTokens)
+			k.out.TokenBudget, k.out.Unpacked, k.out.Candidates, p.config.PackMaxTokens)
 	}
 	for _, n := range notes {
 		k.text.WriteString(n + "\n")
@@ -563,7 +549,7 @@ func (p packer) summarize(k *pack, runs []retrievalRun, notes []string, budgetCu
 
 // addPinned re-authorizes and packs one pin whole, or records why not. A
 // pin larger than what is left of the budget is left out whole, never cut.
-func (p packer) addPinned(ctx context.Context, who ports.Principal, k *pack, key ports.WorkingSetItem) error {
+func (p *server) addPinned(ctx context.Context, who ports.Principal, k *pack, key ports.WorkingSetItem) error {
 	data, err := p.resolver.read(ctx, who, key)
 	var pe errPin
 	if errors.As(err, &pe) {
@@ -592,7 +578,7 @@ func (p packer) addPinned(ctx context.Context, who ports.Principal, k *pack, key
 // read grant decides, exactly as for a pin. ok is false when it cannot be
 // read now (denied, gone, unreadable): a retrieved candidate is then
 // passed over without a trace, since the caller never asked for it.
-func (p packer) source(ctx context.Context, who ports.Principal, k *pack, key ports.WorkingSetItem) ([]byte, bool, error) {
+func (p *server) source(ctx context.Context, who ports.Principal, k *pack, key ports.WorkingSetItem) ([]byte, bool, error) {
 	if data, seen := k.files[key]; seen {
 		return data, data != nil, nil
 	}
@@ -616,7 +602,7 @@ func (p packer) source(ctx context.Context, who ports.Principal, k *pack, key po
 // it when it fits what is left of the budget; otherwise the pin is left
 // out whole and recorded as over_budget, with the digest and lines that
 // identify what was left out.
-func (p packer) addPinnedRange(k *pack, key ports.WorkingSetItem, lines [][]byte, start, end int) bool {
+func (p *server) addPinnedRange(k *pack, key ports.WorkingSetItem, lines [][]byte, start, end int) bool {
 	c := candidate{key: key, start: start, end: end, unit: reasonPinned}
 	text, tokens, ok := p.frameItem(k, c, lines, end)
 	sum := sha256.Sum256(bytes.Join(lines[start-1:end], nil))
@@ -641,8 +627,8 @@ func (p packer) addPinnedRange(k *pack, key ports.WorkingSetItem, lines [][]byte
 // once per call (unless ARROWHEAD_REDACT_READS=false): an item that starts
 // inside a private key still shows none of it. The manifest's digests stay
 // those of the source's own bytes.
-func (p packer) redactedLines(k *pack, key ports.WorkingSetItem, lines [][]byte) [][]byte {
-	if p.scanner == nil || !p.settings.RedactReads {
+func (p *server) redactedLines(k *pack, key ports.WorkingSetItem, lines [][]byte) [][]byte {
+	if p.scanner == nil || !p.config.RedactReads {
 		return lines
 	}
 	if red, ok := k.redacted[key]; ok && len(red) == len(lines) {

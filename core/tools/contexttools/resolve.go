@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -16,10 +14,11 @@ import (
 // grant of its kind, and the store's own jail, extension, size and binary
 // refusals.
 type resolver struct {
-	settings   *settings.Settings
 	corpus     ports.DocumentStore
 	repo       ports.RepoStore
 	authorizer ports.Authorizer
+	// docMaxBytes and repoMaxBytes cap one read of each kind.
+	docMaxBytes, repoMaxBytes int64
 }
 
 // Why a pin could not be resolved, as the pack manifest's dropped list
@@ -53,7 +52,7 @@ func (r *resolver) allowed(ctx context.Context, p ports.Principal, action ports.
 // before the store is touched, so a denied caller learns nothing about
 // existence.
 func (r *resolver) read(ctx context.Context, p ports.Principal, item ports.WorkingSetItem) ([]byte, error) {
-	rel, err := security.CleanRelPath(item.Identifier)
+	rel, err := catalog.CleanPath(item.Identifier)
 	if err != nil || rel != item.Identifier {
 		return nil, errPin{dropGone}
 	}
@@ -63,12 +62,12 @@ func (r *resolver) read(ctx context.Context, p ports.Principal, item ports.Worki
 	var data []byte
 	switch item.Kind {
 	case ports.PinDoc:
-		data, _, err = r.corpus.Read(ctx, rel, int64(r.settings.DocMaxBytes))
+		data, _, err = r.corpus.Read(ctx, rel, r.docMaxBytes)
 	case ports.PinRepoFile:
 		if r.repo == nil {
 			return nil, errPin{dropGone}
 		}
-		data, _, err = r.repo.Read(ctx, rel, int64(r.settings.RepoMaxFileBytes))
+		data, _, err = r.repo.Read(ctx, rel, r.repoMaxBytes)
 	default:
 		return nil, errPin{dropGone}
 	}

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -31,8 +30,9 @@ const (
 )
 
 // vectorRetriever finds the chunks of the caller's own vector index
-// nearest a query. Bind picks the implementation, once: vectorIndex when
-// an embedder and a vector index are configured, noVectorIndex otherwise.
+// nearest a query. vectorsOf picks the implementation, once: vectorIndex
+// when an embedder and a vector index are configured, noVectorIndex
+// otherwise.
 type vectorRetriever interface {
 	// nearest returns the hits, or the status saying why there are none
 	// (statusRan with no hits is an index holding nothing near).
@@ -58,7 +58,9 @@ func (noVectorIndex) describe() retrievalRun {
 // as vector_query does) under the same per-resource query grant on the
 // collection.
 type vectorIndex struct {
-	settings   *settings.Settings
+	// k is how many chunks to ask for: packVectorK, capped at
+	// ARROWHEAD_PGVECTOR_MAX_K.
+	k          int
 	embedder   ports.Embedder
 	vectors    ports.VectorReader
 	authorizer ports.Authorizer
@@ -80,7 +82,7 @@ func (v vectorIndex) nearest(ctx context.Context, who ports.Principal, query str
 		}
 		return nil, statusFailed, nil
 	}
-	hits, err := v.vectors.Search(ctx, v.collection, who.Key(), vecs[0], min(packVectorK, max(v.settings.PgvectorMaxK, 1)))
+	hits, err := v.vectors.Search(ctx, v.collection, who.Key(), vecs[0], v.k)
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 			return nil, "", err
@@ -118,7 +120,7 @@ func chunkLines(sanitized, chunk string, lines int) (start, end int, ok bool) {
 
 // sanitizedDocument is content.SanitizeDocument under the corpus's JSON
 // bounds, as doc_index runs it.
-func sanitizedDocument(s *settings.Settings, rel string, raw []byte) (string, bool) {
-	text, err := content.SanitizeDocument(rel, raw, content.DocumentJSONLimits(s))
+func sanitizedDocument(lim content.JSONLimits, rel string, raw []byte) (string, bool) {
+	text, err := content.SanitizeDocument(rel, raw, lim)
 	return text, err == nil
 }

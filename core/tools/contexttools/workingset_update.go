@@ -5,7 +5,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -15,20 +14,20 @@ type workingsetUpdateInput struct {
 	Items  []pinItem `json:"items,omitempty" description:"Items to pin or unpin (notes are ignored when unpinning)." maxItems:"$items"`
 }
 
-// workingsetUpdate defines workingset_update.
-func workingsetUpdate(s *settings.Settings) catalog.Tool[workingsetUpdateInput, workingSetOutput] {
-	return catalog.Define[workingsetUpdateInput, workingSetOutput](catalog.ToolDef{
-		Name:        "workingset_update",
-		Family:      catalog.FamilyContext,
-		Scope:       "context:write",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_WORKINGSET_UPDATE_PER_MINUTE", Default: 30},
-		Description: "Pin, unpin, or clear references in a named working set. Each item is {\"kind\": \"doc\"|\"repo_file\", \"identifier\": ..., \"note\": ...}; pinned items are authorized as you pin them. Example: workingset_update(name=\"bug\", action=\"pin\", items=[{\"kind\": \"repo_file\", \"identifier\": \"src/app.py\"}])",
-		Annotations: catalog.Annotations{Title: "Update working set"},
-		Bounds:      catalog.Bounds{"items": s.WorkingsetMaxItems, "path": security.MaxPathBytes, "note": maxNoteBytes},
-	})
-}
+// workingsetUpdate defines workingset_update; "$items" is the family's
+// ARROWHEAD_WORKINGSET_MAX_ITEMS bound.
+var workingsetUpdate = catalog.Define[workingsetUpdateInput, workingSetOutput](catalog.ToolDef{
+	Name:        "workingset_update",
+	Family:      catalog.FamilyContext,
+	Scope:       "context:write",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_WORKINGSET_UPDATE_PER_MINUTE", Default: 30},
+	Description: "Pin, unpin, or clear references in a named working set. Each item is {\"kind\": \"doc\"|\"repo_file\", \"identifier\": ..., \"note\": ...}; pinned items are authorized as you pin them. Example: workingset_update(name=\"bug\", action=\"pin\", items=[{\"kind\": \"repo_file\", \"identifier\": \"src/app.py\"}])",
+	Annotations: catalog.Annotations{Title: "Update working set"},
+	Bounds:      catalog.Bounds{"path": security.MaxPathBytes, "note": maxNoteBytes},
+})
 
-func (w workingSets) update(ctx context.Context, call catalog.Call, in workingsetUpdateInput) (*catalog.Reply[workingSetOutput], error) {
+// update is workingset_update.
+func (w *server) update(ctx context.Context, call catalog.Call, in workingsetUpdateInput) (*catalog.Reply[workingSetOutput], error) {
 	who, err := owner(call.Principal)
 	if err != nil {
 		return nil, err
@@ -38,9 +37,10 @@ func (w workingSets) update(ctx context.Context, call catalog.Call, in workingse
 	}
 	items := make([]ports.WorkingSetItem, len(in.Items))
 	for i, it := range in.Items {
-		rel, err := security.CleanRelPath(it.Identifier)
+		rel, err := catalog.CleanPath(it.Identifier)
 		if err != nil {
-			return nil, catalog.Invalid("Item %d has an invalid identifier: %s.", i+1, err.Error())
+			// CleanPath's refusal, a sentence that never echoes the path.
+			return nil, catalog.Invalid("Item %d has an invalid identifier. %s", i+1, err.Error())
 		}
 		items[i] = ports.WorkingSetItem{Kind: it.Kind, Identifier: rel, Note: it.Note}
 	}

@@ -6,7 +6,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -29,17 +28,15 @@ type readOutput struct {
 }
 
 // docRead defines doc_read.
-func docRead(*settings.Settings) catalog.Tool[docReadInput, readOutput] {
-	return catalog.Define[docReadInput, readOutput](catalog.ToolDef{
-		Name:        "doc_read",
-		Family:      catalog.FamilyDocs,
-		Scope:       "docs:read",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_READ_PER_MINUTE", Default: 60},
-		Description: "Read a JSON, Markdown or text document from the corpus by relative path; returns sanitized content framed as untrusted data. Example: doc_read(path=\"notes/todo.md\")",
-		Annotations: catalog.Annotations{Title: "Read document", ReadOnly: true, Idempotent: true},
-		Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
-	})
-}
+var docRead = catalog.Define[docReadInput, readOutput](catalog.ToolDef{
+	Name:        "doc_read",
+	Family:      catalog.FamilyDocs,
+	Scope:       "docs:read",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_READ_PER_MINUTE", Default: 60},
+	Description: "Read a JSON, Markdown or text document from the corpus by relative path; returns sanitized content framed as untrusted data. Example: doc_read(path=\"notes/todo.md\")",
+	Annotations: catalog.Annotations{Title: "Read document", ReadOnly: true, Idempotent: true},
+	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
+})
 
 func (c *corpus) readTool(ctx context.Context, call catalog.Call, in docReadInput) (*catalog.Reply[readOutput], error) {
 	out, err := c.read(ctx, call.Principal, in.Path)
@@ -59,12 +56,12 @@ func (c *corpus) read(ctx context.Context, p ports.Principal, reqPath string) (r
 	if err := c.authorize(ctx, p, ports.ActionRead, rel); err != nil {
 		return readOutput{}, err
 	}
-	raw, _, err := c.store.Read(ctx, rel, int64(c.settings.DocMaxBytes))
+	raw, _, err := c.store.Read(ctx, rel, int64(c.config.MaxBytes))
 	if err != nil {
 		return readOutput{}, storeRefusal(err)
 	}
 	format := formatOf(rel)
-	framed, truncated, err := frame(c.settings, c.scanner, "document", rel, format, raw)
+	framed, truncated, err := c.frame("document", rel, format, raw)
 	if err != nil {
 		return readOutput{}, err
 	}

@@ -6,8 +6,6 @@ import (
 	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -34,35 +32,26 @@ type retrieveOutput struct {
 }
 
 // docRetrieve defines doc_retrieve.
-func docRetrieve(*settings.Settings) catalog.Tool[docRetrieveInput, retrieveOutput] {
-	return catalog.Define[docRetrieveInput, retrieveOutput](catalog.ToolDef{
-		Name:        "doc_retrieve",
-		Family:      catalog.FamilyDocs,
-		Scope:       "docs:read",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_RETRIEVE_PER_MINUTE", Default: 30},
-		Description: "Retrieve a JSON, Markdown or text document from a public URL, SSRF-guarded, size-capped and sanitized; returns untrusted framed content. Example: doc_retrieve(url=\"https://example.com/README.md\")",
-		Annotations: catalog.Annotations{Title: "Retrieve document", ReadOnly: true, OpenWorld: true},
-		Bounds:      catalog.Bounds{"url": MaxRetrieveURLLength},
-	})
-}
+var docRetrieve = catalog.Define[docRetrieveInput, retrieveOutput](catalog.ToolDef{
+	Name:        "doc_retrieve",
+	Family:      catalog.FamilyDocs,
+	Scope:       "docs:read",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_RETRIEVE_PER_MINUTE", Default: 30},
+	Description: "Retrieve a JSON, Markdown or text document from a public URL, SSRF-guarded, size-capped and sanitized; returns untrusted framed content. Example: doc_retrieve(url=\"https://example.com/README.md\")",
+	Annotations: catalog.Annotations{Title: "Retrieve document", ReadOnly: true, OpenWorld: true},
+	Bounds:      catalog.Bounds{"url": MaxRetrieveURLLength},
+})
 
-// retriever is doc_retrieve: the egress path, and the settings that bound
-// and sanitize what it brings back. It never sees the corpus.
-type retriever struct {
-	settings *settings.Settings
-	egress   ports.Egress
-	scanner  *security.Scanner
-}
-
-func (r retriever) retrieve(ctx context.Context, _ catalog.Call, in docRetrieveInput) (*catalog.Reply[retrieveOutput], error) {
-	s := r.settings
-	resp, err := r.egress.Fetch(ctx, ports.FetchRequest{
+// retrieve is doc_retrieve: the egress path, bounded and sanitized by the
+// Config. It never reads the corpus.
+func (c *corpus) retrieve(ctx context.Context, _ catalog.Call, in docRetrieveInput) (*catalog.Reply[retrieveOutput], error) {
+	resp, err := c.egress.Fetch(ctx, ports.FetchRequest{
 		Method:       "GET",
 		URL:          in.URL,
 		Headers:      map[string]string{"Accept": "application/json, text/markdown, text/plain;q=0.9"},
-		MaxBytes:     int64(s.FetchMaxResponseBytes),
-		Timeout:      settings.Seconds(s.FetchTimeoutSeconds),
-		MaxRedirects: s.FetchMaxRedirects,
+		MaxBytes:     int64(c.config.FetchMaxBytes),
+		Timeout:      c.config.FetchTimeout,
+		MaxRedirects: c.config.FetchMaxRedirects,
 	})
 	if err != nil {
 		return nil, egressRefusal(err)
@@ -75,7 +64,7 @@ func (r retriever) retrieve(ctx context.Context, _ catalog.Call, in docRetrieveI
 	if err != nil || !ok {
 		return nil, catalog.Invalid("Only JSON, Markdown and plain-text documents can be retrieved.")
 	}
-	framed, truncated, err := frame(s, r.scanner, "url", resp.FinalURL, format, resp.Body)
+	framed, truncated, err := c.frame("url", resp.FinalURL, format, resp.Body)
 	if err != nil {
 		return nil, err
 	}

@@ -35,49 +35,41 @@ type ScanOutput struct {
 }
 
 // docScan defines doc_scan.
-func docScan(*settings.Settings) catalog.Tool[docScanInput, ScanOutput] {
-	return catalog.Define[docScanInput, ScanOutput](catalog.ToolDef{
-		Name:        "doc_scan",
-		Family:      catalog.FamilyDocs,
-		Scope:       "docs:scan",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_SCAN_PER_MINUTE", Default: 20},
-		Description: "Scan corpus documents for secrets and PII; returns type, location and a hashed placeholder, never the raw value. Example: doc_scan(path_prefix=\"exports/\")",
-		Annotations: catalog.Annotations{Title: "Scan documents for secrets", ReadOnly: true, Idempotent: true},
-		Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
-	})
-}
-
-// scanner is doc_scan: the corpus and the secret scanner.
-type scanner struct {
-	*corpus
-	secrets *security.Scanner
-}
+var docScan = catalog.Define[docScanInput, ScanOutput](catalog.ToolDef{
+	Name:        "doc_scan",
+	Family:      catalog.FamilyDocs,
+	Scope:       "docs:scan",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_SCAN_PER_MINUTE", Default: 20},
+	Description: "Scan corpus documents for secrets and PII; returns type, location and a hashed placeholder, never the raw value. Example: doc_scan(path_prefix=\"exports/\")",
+	Annotations: catalog.Annotations{Title: "Scan documents for secrets", ReadOnly: true, Idempotent: true},
+	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
+})
 
 // Scanner is doc_scan's work for other families: scan_corpus_async runs it
 // in the background, under the principal authorized when the task started.
-type Scanner struct{ sc scanner }
+type Scanner struct{ c *corpus }
 
 // NewScanner scans store's documents, each authorized by authorizer, with
-// the ARROWHEAD_SCAN_* bounds of s.
+// the ARROWHEAD_SCAN_* bounds Configure reads from s.
 func NewScanner(s *settings.Settings, store ports.DocumentStore, authorizer ports.Authorizer, secrets *security.Scanner) Scanner {
-	return Scanner{scanner{corpus: &corpus{settings: s, store: store, authorizer: authorizer}, secrets: secrets}}
+	return Scanner{&corpus{config: Configure(s), store: store, authorizer: authorizer, scanner: secrets}}
 }
 
 // Scan scans the documents under prefix (already cleaned by CleanPrefix)
 // that p may scan. between runs before each document; an error from it
 // stops the scan and is returned (a cancelled task's ports.ErrTaskCancelled).
 func (s Scanner) Scan(ctx context.Context, p ports.Principal, prefix string, between func(context.Context) error) (ScanReport, error) {
-	return s.sc.scan(ctx, p, prefix, between)
+	return s.c.scan(ctx, p, prefix, between)
 }
 
-func (sc scanner) scanTool(ctx context.Context, call catalog.Call, in docScanInput) (*catalog.Reply[ScanOutput], error) {
+func (c *corpus) scanTool(ctx context.Context, call catalog.Call, in docScanInput) (*catalog.Reply[ScanOutput], error) {
 	prefix, err := catalog.CleanPrefix(in.PathPrefix)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, settings.Seconds(sc.settings.ScanTimeoutSeconds))
+	ctx, cancel := context.WithTimeout(ctx, c.config.ScanTimeout)
 	defer cancel()
-	rep, err := sc.scan(ctx, call.Principal, prefix, nil)
+	rep, err := c.scan(ctx, call.Principal, prefix, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -117,18 +109,18 @@ func (r ScanReport) Output() ScanOutput {
 // scan walks the authorized documents under prefix, finding secrets in the
 // sanitized text of each (never returning a raw value). between, when set,
 // runs before each document and stops the scan with its error.
-func (sc scanner) scan(ctx context.Context, p ports.Principal, prefix string, between func(context.Context) error) (ScanReport, error) {
-	s, st := sc.settings, sc.store
+func (c *corpus) scan(ctx context.Context, p ports.Principal, prefix string, between func(context.Context) error) (ScanReport, error) {
+	cfg, st := c.config, c.store
 	var rep ScanReport
-	listed, truncated, err := st.List(ctx, prefix, s.ScanMaxFiles)
+	listed, truncated, err := st.List(ctx, prefix, cfg.ScanMaxFiles)
 	if err != nil {
 		return rep, storeRefusal(err)
 	}
 	if truncated {
 		rep.Truncated = append(rep.Truncated, "files")
 	}
-	remaining := s.ScanMaxFindings
-	allow := sc.allowFunc(p, ports.ActionScan)
+	remaining := cfg.ScanMaxFindings
+	allow := c.allowFunc(p, ports.ActionScan)
 	for _, f := range listed {
 		if between != nil {
 			if err := between(ctx); err != nil {
@@ -147,7 +139,7 @@ func (sc scanner) scan(ctx context.Context, p ports.Principal, prefix string, be
 			rep.FilesSkipped++
 			continue
 		}
-		raw, _, err := st.Read(ctx, f.Path, int64(s.ScanPerFileMaxBytes))
+		raw, _, err := st.Read(ctx, f.Path, int64(cfg.ScanFileMaxBytes))
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 				rep.Truncated = append(rep.Truncated, "timeout")
@@ -161,7 +153,7 @@ func (sc scanner) scan(ctx context.Context, p ports.Principal, prefix string, be
 			rep.FilesSkipped++
 			continue
 		}
-		found := sc.secrets.ScanText(f.Path, text, remaining)
+		found := c.scanner.ScanText(f.Path, text, remaining)
 		rep.Findings = append(rep.Findings, found...)
 		remaining -= len(found)
 		rep.FilesScanned++

@@ -8,7 +8,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -38,28 +37,26 @@ type docSearchOutput struct {
 	FilesExcluded int           `json:"files_excluded" description:"Listed documents not searched (not authorized, over the size limit or unreadable)." minimum:"0" maximum:"2147483648"`
 }
 
-// docSearch defines doc_search.
-func docSearch(s *settings.Settings) catalog.Tool[docSearchInput, docSearchOutput] {
-	return catalog.Define[docSearchInput, docSearchOutput](catalog.ToolDef{
-		Name:        "doc_search",
-		Family:      catalog.FamilyDocs,
-		Scope:       "docs:search",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_SEARCH_PER_MINUTE", Default: 60},
-		Description: "Search corpus documents for a query and return the first matches in path and line order as bounded, sanitized snippets. Literal by default; use_regex when the deployment enables it. The answer says whether every document was searched and, when a cap stopped it, how far it got. Example: doc_search(query=\"deadline\", path_prefix=\"notes/\")",
-		Annotations: catalog.Annotations{Title: "Search documents", ReadOnly: true, Idempotent: true},
-		Bounds:      catalog.Bounds{"query": s.SearchQueryMaxLength, "path": security.MaxPathBytes},
-	})
-}
+// docSearch defines doc_search; "$query" is the family's
+// ARROWHEAD_SEARCH_QUERY_MAX_LENGTH bound.
+var docSearch = catalog.Define[docSearchInput, docSearchOutput](catalog.ToolDef{
+	Name:        "doc_search",
+	Family:      catalog.FamilyDocs,
+	Scope:       "docs:search",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_SEARCH_PER_MINUTE", Default: 60},
+	Description: "Search corpus documents for a query and return the first matches in path and line order as bounded, sanitized snippets. Literal by default; use_regex when the deployment enables it. The answer says whether every document was searched and, when a cap stopped it, how far it got. Example: doc_search(query=\"deadline\", path_prefix=\"notes/\")",
+	Annotations: catalog.Annotations{Title: "Search documents", ReadOnly: true, Idempotent: true},
+	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
+})
 
 // search runs the shared search pipeline over the corpus under the
 // ARROWHEAD_SEARCH_* caps, each document authorized for search as it is
 // read.
 func (c *corpus) search(ctx context.Context, call catalog.Call, in docSearchInput) (*catalog.Reply[docSearchOutput], error) {
-	s := c.settings
-	if in.UseRegex && !s.SearchRegexEnabled {
+	if in.UseRegex && !c.config.RegexEnabled {
 		return nil, catalog.Invalid("%s", search.RegexDisabled)
 	}
-	m, err := search.NewMatcher(in.Query, in.UseRegex, search.MatcherOptions{MaxQueryChars: s.SearchQueryMaxLength})
+	m, err := search.NewMatcher(in.Query, in.UseRegex, search.MatcherOptions{MaxQueryChars: c.config.QueryMaxChars})
 	if err != nil {
 		return nil, catalog.Invalid("%s", catalog.Sentence(err.Error()))
 	}
@@ -72,7 +69,7 @@ func (c *corpus) search(ctx context.Context, call catalog.Call, in docSearchInpu
 		Prefix:  prefix,
 		Allow:   c.allowFunc(call.Principal, ports.ActionSearch),
 		Matcher: m,
-		Limits:  search.DocLimits(s),
+		Limits:  c.config.Search,
 		Redact:  c.redact,
 	})
 	if err != nil {

@@ -16,7 +16,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -56,31 +55,23 @@ var confirmSchema = sync.OnceValue(func() *catalog.Schema {
 	return s
 })
 
-// docWrite defines doc_write.
-func docWrite(s *settings.Settings) catalog.Tool[docWriteInput, docWriteOutput] {
-	bounds := attach.Bounds(s.DocWriteMaxBytes)
-	bounds["path"] = security.MaxPathBytes
-	bounds["content"] = s.DocWriteMaxBytes
-	return catalog.Define[docWriteInput, docWriteOutput](catalog.ToolDef{
-		Name:    "doc_write",
-		Family:  catalog.FamilyDocs,
-		Scope:   "docs:write",
-		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_DOC_WRITE_PER_MINUTE", Default: 30},
-		Description: "Write a JSON, Markdown or text document to the corpus from content or an attachment {source, filename?, mime_type?}. " +
-			"Creates a new document; overwrite=true replaces one, after confirmation where the client supports it. Example: doc_write(path=\"notes/todo.md\", content=\"# Todo\")",
-		Annotations: catalog.Annotations{Title: "Write document", Destructive: true},
-		Bounds:      bounds,
-	})
-}
+// docWrite defines doc_write; "$content" and the attachment's bounds are
+// the family's ARROWHEAD_DOC_WRITE_MAX_BYTES.
+var docWrite = catalog.Define[docWriteInput, docWriteOutput](catalog.ToolDef{
+	Name:    "doc_write",
+	Family:  catalog.FamilyDocs,
+	Scope:   "docs:write",
+	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_DOC_WRITE_PER_MINUTE", Default: 30},
+	Description: "Write a JSON, Markdown or text document to the corpus from content or an attachment {source, filename?, mime_type?}. " +
+		"Creates a new document; overwrite=true replaces one, after confirmation where the client supports it. Example: doc_write(path=\"notes/todo.md\", content=\"# Todo\")",
+	Annotations: catalog.Annotations{Title: "Write document", Destructive: true},
+	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
+})
 
-// writer is doc_write: the corpus and the seal of its confirmation state.
-type writer struct {
-	*corpus
-	confirmSeal catalog.InputSeal
-}
-
-func (w writer) write(ctx context.Context, call catalog.Call, in docWriteInput) (*catalog.Reply[docWriteOutput], error) {
-	s := w.settings
+// write is doc_write: validate, authorize, confirm an overwrite where the
+// client can, then write.
+func (c *corpus) write(ctx context.Context, call catalog.Call, in docWriteInput) (*catalog.Reply[docWriteOutput], error) {
+	cfg := c.config
 	text, att := in.Content, in.Attachment
 	if (text == nil) == (att == nil) {
 		return nil, catalog.Invalid("Provide exactly one of content or attachment.")
@@ -89,17 +80,17 @@ func (w writer) write(ctx context.Context, call catalog.Call, in docWriteInput) 
 	if err != nil {
 		return nil, err
 	}
-	if !allowedExt(s, rel) {
-		return nil, catalog.Invalid("The path must end in an allowed document extension (%s).", strings.Join(s.DocAllowedExtensions, ", "))
+	if !allowedExt(cfg, rel) {
+		return nil, catalog.Invalid("The path must end in an allowed document extension (%s).", strings.Join(cfg.Extensions, ", "))
 	}
-	if err := w.authorize(ctx, call.Principal, ports.ActionWrite, rel); err != nil {
+	if err := c.authorize(ctx, call.Principal, ports.ActionWrite, rel); err != nil {
 		return nil, err
 	}
 	var data []byte
 	if text != nil {
 		data = []byte(*text)
 	} else {
-		res, err := attach.Resolve(*att, s.DocAllowedExtensions, s.DocWriteMaxBytes)
+		res, err := attach.Resolve(*att, cfg.Extensions, cfg.WriteMaxBytes)
 		if err != nil {
 			return nil, err
 		}
@@ -108,20 +99,20 @@ func (w writer) write(ctx context.Context, call catalog.Call, in docWriteInput) 
 		}
 		data = res.Data
 	}
-	if len(data) > s.DocWriteMaxBytes {
-		return nil, catalog.Invalid("The document exceeds the %d byte limit.", s.DocWriteMaxBytes)
+	if len(data) > cfg.WriteMaxBytes {
+		return nil, catalog.Invalid("The document exceeds the %d byte limit.", cfg.WriteMaxBytes)
 	}
-	if err := validate(s, formatOf(rel), data); err != nil {
+	if err := validate(cfg, formatOf(rel), data); err != nil {
 		return nil, err
 	}
-	st := w.store
+	st := c.store
 	mode := ports.CreateOnly
 	if _, err := st.Stat(ctx, rel); err == nil {
 		if !in.Overwrite {
 			return nil, catalog.Invalid("A document already exists at this path; set overwrite=true to replace it.")
 		}
-		if s.RequireWriteConfirmation && call.Caps.Elicitation {
-			confirmed, need, err := w.confirm(call, rel, data)
+		if cfg.ConfirmOverwrite && call.Caps.Elicitation {
+			confirmed, need, err := c.confirm(call, rel, data)
 			if err != nil {
 				return nil, err
 			}
@@ -155,12 +146,10 @@ func (w writer) write(ctx context.Context, call catalog.Call, in docWriteInput) 
 }
 
 // validate checks content for its format before anything is written.
-func validate(s *settings.Settings, format string, data []byte) error {
+func validate(c Config, format string, data []byte) error {
 	switch format {
 	case formatJSON:
-		if _, err := content.SanitizeJSON(data, content.JSONLimits{
-			MaxBytes: s.DocWriteMaxBytes, MaxDepth: s.JSONMaxDepth, MaxElements: s.JSONMaxElements,
-		}); err != nil {
+		if _, err := content.SanitizeJSON(data, c.WriteJSON); err != nil {
 			return jsonRefusal(err)
 		}
 		return nil
@@ -182,7 +171,7 @@ func validate(s *settings.Settings, format string, data []byte) error {
 // bytes (and an expiry) under a keyed MAC; the retry must carry that state
 // and an accepting answer, so a confirmation cannot be replayed by another
 // caller, for another path, or for other content.
-func (w writer) confirm(call catalog.Call, rel string, data []byte) (confirmed bool, need *catalog.InputRequest, err error) {
+func (c *corpus) confirm(call catalog.Call, rel string, data []byte) (confirmed bool, need *catalog.InputRequest, err error) {
 	sum := sha256.Sum256(data)
 	parts := []string{"doc_write-overwrite", call.Principal.Key(), rel, hex.EncodeToString(sum[:])}
 	ans, answered := call.Inputs[ConfirmInputID]
@@ -191,10 +180,10 @@ func (w writer) confirm(call catalog.Call, rel string, data []byte) (confirmed b
 			ID:      ConfirmInputID,
 			Message: "Replace the existing document " + strconv.Quote(content.SanitizeString(rel)) + "? Its current content will be lost.",
 			Schema:  confirmSchema(),
-			State:   w.confirmSeal.Seal(time.Now(), parts...),
+			State:   c.confirmSeal.Seal(time.Now(), parts...),
 		}, nil
 	}
-	if !w.confirmSeal.Open(time.Now(), call.InputState, parts...) {
+	if !c.confirmSeal.Open(time.Now(), call.InputState, parts...) {
 		return false, nil, catalog.Invalid("The confirmation does not match this write or has expired; nothing was changed.")
 	}
 	if ans.Action != "accept" {

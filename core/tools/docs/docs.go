@@ -12,10 +12,13 @@ import (
 	"path"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/arrowhead-go/arrowhead/core"
+	"github.com/arrowhead-go/arrowhead/core/attach"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
+	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -33,48 +36,128 @@ type Ports struct {
 	Scanner *security.Scanner
 }
 
+// Config is what the document suite reads from the settings.
+type Config struct {
+	// QueryMaxChars is ARROWHEAD_SEARCH_QUERY_MAX_LENGTH, doc_search's
+	// "$query" bound.
+	QueryMaxChars int
+	// RegexEnabled is ARROWHEAD_SEARCH_REGEX_ENABLED.
+	RegexEnabled bool
+	// Search are doc_search's caps.
+	Search search.Limits
+	// ListMaxFiles is ARROWHEAD_SEARCH_MAX_FILES: what docs://index and
+	// the path completions list.
+	ListMaxFiles int
+	// MaxBytes is ARROWHEAD_DOC_MAX_BYTES, the largest document read.
+	MaxBytes int
+	// ContentMaxBytes caps the content a result shows.
+	ContentMaxBytes int
+	// ReadJSON bounds a JSON document read or retrieved, WriteJSON one
+	// written.
+	ReadJSON, WriteJSON content.JSONLimits
+	// RedactReads is ARROWHEAD_REDACT_READS.
+	RedactReads bool
+	// Extensions are the document types doc_write accepts
+	// (ARROWHEAD_DOC_ALLOWED_EXTENSIONS).
+	Extensions []string
+	// WriteMaxBytes is ARROWHEAD_DOC_WRITE_MAX_BYTES.
+	WriteMaxBytes int
+	// ConfirmOverwrite is ARROWHEAD_REQUIRE_WRITE_CONFIRMATION.
+	ConfirmOverwrite bool
+	// FetchMaxBytes, FetchTimeout and FetchMaxRedirects bound doc_retrieve.
+	FetchMaxBytes     int
+	FetchTimeout      time.Duration
+	FetchMaxRedirects int
+	// ScanMaxFiles, ScanMaxFindings, ScanFileMaxBytes and ScanTimeout
+	// bound a scan.
+	ScanMaxFiles, ScanMaxFindings, ScanFileMaxBytes int
+	ScanTimeout                                     time.Duration
+}
+
+// Configure reads the document suite's Config.
+func Configure(s *settings.Settings) Config {
+	return Config{
+		QueryMaxChars:   s.SearchQueryMaxLength,
+		RegexEnabled:    s.SearchRegexEnabled,
+		Search:          search.DocLimits(s),
+		ListMaxFiles:    s.SearchMaxFiles,
+		MaxBytes:        s.DocMaxBytes,
+		ContentMaxBytes: s.ContentMaxBytes,
+		ReadJSON: content.JSONLimits{
+			MaxBytes: max(s.ContentMaxBytes, s.DocMaxBytes), MaxDepth: s.JSONMaxDepth, MaxElements: s.JSONMaxElements,
+		},
+		WriteJSON: content.JSONLimits{
+			MaxBytes: s.DocWriteMaxBytes, MaxDepth: s.JSONMaxDepth, MaxElements: s.JSONMaxElements,
+		},
+		RedactReads:       s.RedactReads,
+		Extensions:        s.DocAllowedExtensions,
+		WriteMaxBytes:     s.DocWriteMaxBytes,
+		ConfirmOverwrite:  s.RequireWriteConfirmation,
+		FetchMaxBytes:     s.FetchMaxResponseBytes,
+		FetchTimeout:      settings.Seconds(s.FetchTimeoutSeconds),
+		FetchMaxRedirects: s.FetchMaxRedirects,
+		ScanMaxFiles:      s.ScanMaxFiles,
+		ScanMaxFindings:   s.ScanMaxFindings,
+		ScanFileMaxBytes:  s.ScanPerFileMaxBytes,
+		ScanTimeout:       settings.Seconds(s.ScanTimeoutSeconds),
+	}
+}
+
 // Family is the document suite.
-var Family = core.LegacyFamily[Ports]{
-	ID: catalog.FamilyDocs,
-	Declare: func(s *settings.Settings) core.Components {
-		return core.Components{
-			Tools: []catalog.ToolSpec{
-				docSearch(s).Spec(), docRead(s).Spec(), docRetrieve(s).Spec(), docScan(s).Spec(), docWrite(s).Spec(),
-			},
-			Resources: resources(nil),
-			Prompts:   prompts(nil),
-		}
+var Family = core.Family[Config, Ports, *corpus]{
+	ID:        catalog.FamilyDocs,
+	Configure: Configure,
+	Bounds:    bounds,
+	Serve:     newCorpus,
+	Tools: []core.FamilyTool[*corpus]{
+		core.Tool(docSearch, (*corpus).search),
+		core.Tool(docRead, (*corpus).readTool),
+		core.Tool(docRetrieve, (*corpus).retrieve),
+		core.Tool(docScan, (*corpus).scanTool),
+		core.Tool(docWrite, (*corpus).write),
 	},
-	Bind: func(s *settings.Settings, p Ports) core.Components {
-		c := &corpus{settings: s, store: p.Store, authorizer: p.Authorizer, scanner: p.Scanner}
-		return core.Components{
-			Tools: []catalog.ToolSpec{
-				docSearch(s).Bind(c.search),
-				docRead(s).Bind(c.readTool),
-				docRetrieve(s).Bind(retriever{settings: s, egress: p.Egress, scanner: p.Scanner}.retrieve),
-				docScan(s).Bind(scanner{corpus: c, secrets: p.Scanner}.scanTool),
-				docWrite(s).Bind(writer{corpus: c, confirmSeal: catalog.NewInputSeal(confirmTTL)}.write),
-			},
-			Resources: resources(c),
-			Prompts:   prompts(c),
-		}
+	Resources: []core.FamilyResource[*corpus]{
+		core.Resource(documentTemplate, (*corpus).readResource, (*corpus).completeDocument),
+		core.Resource(indexResource, (*corpus).index, nil),
+	},
+	Prompts: []core.FamilyPrompt[*corpus]{
+		core.Prompt(auditCorpus, (*corpus).auditCorpus, (*corpus).completePrefix),
+		core.Prompt(summarizeDocument, (*corpus).summarizeDocument, (*corpus).completeDocument),
 	},
 }
 
+// bounds are the schema bounds the operator sets: doc_search's query and
+// doc_write's content and attachment.
+func bounds(c Config) catalog.Bounds {
+	b := attach.Bounds(c.WriteMaxBytes)
+	b["query"] = c.QueryMaxChars
+	b["content"] = c.WriteMaxBytes
+	return b
+}
+
 // corpus is the jailed corpus as its tools see it: the store and the
-// per-resource gate every document passes.
+// per-resource gate every document passes, the secret scanner, and
+// doc_retrieve's egress path (which never sees the corpus).
 type corpus struct {
-	settings   *settings.Settings
+	config     Config
 	store      ports.DocumentStore
 	authorizer ports.Authorizer
 	scanner    *security.Scanner
+	egress     ports.Egress
+	// confirmSeal seals doc_write's overwrite confirmation state.
+	confirmSeal catalog.InputSeal
+}
+
+func newCorpus(c Config, p Ports) *corpus {
+	return &corpus{config: c, store: p.Store, authorizer: p.Authorizer, scanner: p.Scanner, egress: p.Egress,
+		confirmSeal: catalog.NewInputSeal(confirmTTL)}
 }
 
 // redact is the secret scanner's line-keeping redaction of a file the
 // search matched (see search.Request.Redact), or the file as it is without
 // a scanner or with ARROWHEAD_REDACT_READS=false.
 func (c *corpus) redact(text string) string {
-	if c.scanner == nil || !c.settings.RedactReads {
+	if c.scanner == nil || !c.config.RedactReads {
 		return text
 	}
 	return c.scanner.RedactLines(text)
@@ -102,14 +185,10 @@ func mimeOf(format string) string {
 }
 
 // sanitize turns raw document bytes into safe text for their format.
-func sanitize(s *settings.Settings, format string, raw []byte) (string, error) {
+func sanitize(c Config, format string, raw []byte) (string, error) {
 	switch format {
 	case formatJSON:
-		out, err := content.SanitizeJSON(raw, content.JSONLimits{
-			MaxBytes:    max(s.ContentMaxBytes, s.DocMaxBytes),
-			MaxDepth:    s.JSONMaxDepth,
-			MaxElements: s.JSONMaxElements,
-		})
+		out, err := content.SanitizeJSON(raw, c.ReadJSON)
 		if err != nil {
 			return "", jsonRefusal(err)
 		}
@@ -134,17 +213,17 @@ func sanitize(s *settings.Settings, format string, raw []byte) (string, error) {
 // a renderer could link, and an escaped DSN or URL no longer looks like
 // one to the scanner that runs on every result after it. JSON keeps its
 // shape through its sanitizer and is redacted on the way out.
-func frame(s *settings.Settings, sc *security.Scanner, kind, identifier, format string, raw []byte) (content.Framed, bool, error) {
+func (c *corpus) frame(kind, identifier, format string, raw []byte) (content.Framed, bool, error) {
 	src := raw
-	if sc != nil && s.RedactReads && format != formatJSON {
-		red := sc.RedactLines(string(raw))
+	if c.scanner != nil && c.config.RedactReads && format != formatJSON {
+		red := c.scanner.RedactLines(string(raw))
 		src = []byte(red)
 	}
-	text, err := sanitize(s, format, src)
+	text, err := sanitize(c.config, format, src)
 	if err != nil {
 		return content.Framed{}, false, err
 	}
-	text, truncated := content.Truncate(text, s.ContentMaxBytes)
+	text, truncated := content.Truncate(text, c.config.ContentMaxBytes)
 	return content.Frame(text, content.NewSource(kind, identifier, format, raw)), truncated, nil
 }
 
@@ -202,6 +281,6 @@ func storeRefusal(err error) error {
 }
 
 // allowedExt reports whether the path's extension is a document type.
-func allowedExt(s *settings.Settings, rel string) bool {
-	return slices.Contains(s.DocAllowedExtensions, strings.ToLower(path.Ext(rel)))
+func allowedExt(c Config, rel string) bool {
+	return slices.Contains(c.Extensions, strings.ToLower(path.Ext(rel)))
 }

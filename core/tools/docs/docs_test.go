@@ -3,9 +3,11 @@ package docs_test
 import (
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -16,6 +18,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/security"
+	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
 	"github.com/arrowhead-go/arrowhead/policies"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -374,5 +377,41 @@ func TestSummarizePromptAnswersAsDocRead(t *testing.T) {
 		if pe == nil || re == nil || pe.Kind != re.Kind || pe.Message != re.Message {
 			t.Errorf("%s: prompt answered %v, doc_read %v", p, promptErr, readErr)
 		}
+	}
+}
+
+// TestDeclaredComponentsRefuse holds that the family as a listing reads it
+// (declared, no ports) lists every component, and that its resources,
+// prompts and completions refuse with catalog.ErrNotBound rather than
+// reaching a corpus that is not there.
+func TestDeclaredComponentsRefuse(t *testing.T) {
+	c := docs.Family.Declare(settings.Defaults())
+	var names []string
+	for _, tool := range c.Tools {
+		names = append(names, tool.Name())
+	}
+	for _, r := range c.Resources {
+		names = append(names, r.Name)
+		if _, err := r.Handler(t.Context(), catalog.ResourceCall{Principal: alice, Vars: map[string]string{"path": "notes/a.md"}}); !errors.Is(err, catalog.ErrNotBound) {
+			t.Errorf("resource %s: %v", r.Name, err)
+		}
+		if r.Complete != nil {
+			if _, err := r.Complete(t.Context(), catalog.CompletionCall{Principal: alice, Argument: "path"}); !errors.Is(err, catalog.ErrNotBound) {
+				t.Errorf("resource %s completion: %v", r.Name, err)
+			}
+		}
+	}
+	for _, p := range c.Prompts {
+		names = append(names, p.Name)
+		if _, err := p.Handler(t.Context(), catalog.PromptCall{Principal: alice, Args: map[string]string{"path": "notes/a.md"}}); !errors.Is(err, catalog.ErrNotBound) {
+			t.Errorf("prompt %s: %v", p.Name, err)
+		}
+		if _, err := p.Complete(t.Context(), catalog.CompletionCall{Principal: alice, Argument: "path"}); !errors.Is(err, catalog.ErrNotBound) {
+			t.Errorf("prompt %s completion: %v", p.Name, err)
+		}
+	}
+	want := []string{"doc_search", "doc_read", "doc_retrieve", "doc_scan", "doc_write", "document", "index", "audit_corpus", "summarize_document"}
+	if !slices.Equal(names, want) {
+		t.Errorf("declared %v, want %v", names, want)
 	}
 }

@@ -18,28 +18,23 @@ const (
 	IndexURI    = "docs://index"
 )
 
-// resources returns the doc:// template and the docs://index resource,
-// served from c (nil when the family is only declared).
-func resources(c *corpus) []catalog.ResourceSpec {
-	return []catalog.ResourceSpec{
-		{
-			Name:        "document",
-			Template:    DocTemplate,
-			Description: "A corpus document by path, sanitized for its format and framed as untrusted data (same checks as doc_read).",
-			Scope:       "docs:read",
-			Match:       matchDoc,
-			Handler:     c.readResource,
-			Complete:    c.completeDocument,
-		},
-		{
-			Name:        "index",
-			URI:         IndexURI,
-			Description: "The corpus documents the caller may read, with sizes and doc:// URIs.",
-			MimeType:    "application/json",
-			Scope:       "docs:read",
-			Handler:     c.index,
-		},
-	}
+// documentTemplate is the doc:// template, served by readResource and
+// completed by completeDocument.
+var documentTemplate = catalog.ResourceSpec{
+	Name:        "document",
+	Template:    DocTemplate,
+	Description: "A corpus document by path, sanitized for its format and framed as untrusted data (same checks as doc_read).",
+	Scope:       "docs:read",
+	Match:       matchDoc,
+}
+
+// indexResource is docs://index, served by index.
+var indexResource = catalog.ResourceSpec{
+	Name:        "index",
+	URI:         IndexURI,
+	Description: "The corpus documents the caller may read, with sizes and doc:// URIs.",
+	MimeType:    "application/json",
+	Scope:       "docs:read",
 }
 
 func (c *corpus) readResource(ctx context.Context, call catalog.ResourceCall) ([]catalog.ResourceContent, error) {
@@ -58,7 +53,7 @@ func (c *corpus) completeDocument(ctx context.Context, call catalog.CompletionCa
 }
 
 func (c *corpus) index(ctx context.Context, call catalog.ResourceCall) ([]catalog.ResourceContent, error) {
-	listed, truncated, err := c.store.List(ctx, "", c.settings.SearchMaxFiles)
+	listed, truncated, err := c.store.List(ctx, "", c.config.ListMaxFiles)
 	if err != nil {
 		return nil, storeRefusal(err)
 	}
@@ -103,7 +98,7 @@ func (c *corpus) completePaths(ctx context.Context, p ports.Principal, value str
 			return catalog.Completion{Values: []string{}}, nil
 		}
 	}
-	listed, _, err := c.store.List(ctx, prefix, c.settings.SearchMaxFiles)
+	listed, _, err := c.store.List(ctx, prefix, c.config.ListMaxFiles)
 	if err != nil {
 		return catalog.Completion{}, storeRefusal(err)
 	}

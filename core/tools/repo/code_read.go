@@ -7,7 +7,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -27,17 +26,15 @@ type codeReadOutput struct {
 }
 
 // codeRead defines code_read.
-func codeRead(*settings.Settings) catalog.Tool[codeReadInput, codeReadOutput] {
-	return catalog.Define[codeReadInput, codeReadOutput](catalog.ToolDef{
-		Name:        "code_read",
-		Family:      catalog.FamilyRepo,
-		Scope:       "repo:read",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CODE_READ_PER_MINUTE", Default: 60},
-		Description: "Read a repository file by relative path, optionally sliced to a line range (1-based, inclusive; end_line 0 means to the end). Returns sanitized text framed as untrusted data. Example: code_read(path=\"src/app.py\", start_line=10, end_line=40)",
-		Annotations: catalog.Annotations{Title: "Read code", ReadOnly: true, Idempotent: true},
-		Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
-	})
-}
+var codeRead = catalog.Define[codeReadInput, codeReadOutput](catalog.ToolDef{
+	Name:        "code_read",
+	Family:      catalog.FamilyRepo,
+	Scope:       "repo:read",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CODE_READ_PER_MINUTE", Default: 60},
+	Description: "Read a repository file by relative path, optionally sliced to a line range (1-based, inclusive; end_line 0 means to the end). Returns sanitized text framed as untrusted data. Example: code_read(path=\"src/app.py\", start_line=10, end_line=40)",
+	Annotations: catalog.Annotations{Title: "Read code", ReadOnly: true, Idempotent: true},
+	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
+})
 
 // read is code_read: an excerpt, framed.
 func (t *tree) read(ctx context.Context, call catalog.Call, in codeReadInput) (*catalog.Reply[codeReadOutput], error) {
@@ -72,9 +69,10 @@ type Excerpt struct {
 // and sanitization.
 type Reader struct{ t *tree }
 
-// NewReader returns a Reader over store.
-func NewReader(s *settings.Settings, store ports.RepoStore, authorizer ports.Authorizer) Reader {
-	return Reader{&tree{settings: s, store: store, authorizer: authorizer}}
+// NewReader returns a Reader over store under c's caps (the repo family's
+// Config: its per-file and content caps apply).
+func NewReader(c Config, store ports.RepoStore, authorizer ports.Authorizer) Reader {
+	return Reader{&tree{config: c, store: store, authorizer: authorizer}}
 }
 
 // Read validates, authorizes, reads, slices the line range and sanitizes
@@ -94,7 +92,7 @@ func (r Reader) Read(ctx context.Context, p ports.Principal, path string, startL
 	if !t.allowed(ctx, p, ports.ActionRead, rel) {
 		return Excerpt{}, catalog.Denied()
 	}
-	raw, _, err := t.store.Read(ctx, rel, int64(t.settings.RepoMaxFileBytes))
+	raw, _, err := t.store.Read(ctx, rel, t.config.MaxFileBytes)
 	if err != nil {
 		return Excerpt{}, storeRefusal(err)
 	}
@@ -106,7 +104,7 @@ func (r Reader) Read(ctx context.Context, p ports.Principal, path string, startL
 	if err != nil {
 		return Excerpt{}, catalog.Invalid("The file is refused: %s.", err.Error())
 	}
-	text, truncated := content.Truncate(text, t.settings.ContentMaxBytes)
+	text, truncated := content.Truncate(text, t.config.ContentMaxBytes)
 	return Excerpt{Path: rel, StartLine: start, EndLine: end, TotalLines: total, Text: text, Truncated: truncated, Raw: raw}, nil
 }
 

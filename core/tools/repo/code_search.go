@@ -7,7 +7,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -37,28 +36,27 @@ type codeSearchOutput struct {
 	Untrusted     bool        `json:"untrusted" description:"Always true."`
 }
 
-// codeSearch defines code_search.
-func codeSearch(s *settings.Settings) catalog.Tool[codeSearchInput, codeSearchOutput] {
-	return catalog.Define[codeSearchInput, codeSearchOutput](catalog.ToolDef{
-		Name:        "code_search",
-		Family:      catalog.FamilyRepo,
-		Scope:       "repo:search",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CODE_SEARCH_PER_MINUTE", Default: 60},
-		Description: "Search repository files for a query and return the first matches in path and line order as bounded, sanitized snippets with line numbers. Literal by default; use_regex when the deployment enables it. The answer says whether every file was searched and, when a cap stopped it, how far it got. Example: code_search(query=\"TODO\", path_prefix=\"src/\")",
-		Annotations: catalog.Annotations{Title: "Search code", ReadOnly: true, Idempotent: true},
-		Bounds:      catalog.Bounds{"query": s.SearchQueryMaxLength, "path": security.MaxPathBytes},
-	})
-}
+// codeSearch defines code_search; "$query" is the family's
+// ARROWHEAD_SEARCH_QUERY_MAX_LENGTH bound.
+var codeSearch = catalog.Define[codeSearchInput, codeSearchOutput](catalog.ToolDef{
+	Name:        "code_search",
+	Family:      catalog.FamilyRepo,
+	Scope:       "repo:search",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CODE_SEARCH_PER_MINUTE", Default: 60},
+	Description: "Search repository files for a query and return the first matches in path and line order as bounded, sanitized snippets with line numbers. Literal by default; use_regex when the deployment enables it. The answer says whether every file was searched and, when a cap stopped it, how far it got. Example: code_search(query=\"TODO\", path_prefix=\"src/\")",
+	Annotations: catalog.Annotations{Title: "Search code", ReadOnly: true, Idempotent: true},
+	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
+})
 
 // search runs the shared search pipeline over the repository under its
 // own caps (file count, per-file and total bytes, time), each file
 // authorized for search as it is read.
 func (t *tree) search(ctx context.Context, call catalog.Call, in codeSearchInput) (*catalog.Reply[codeSearchOutput], error) {
-	s := t.settings
-	if in.UseRegex && !s.SearchRegexEnabled {
+	c := t.config
+	if in.UseRegex && !c.RegexEnabled {
 		return nil, catalog.Invalid("%s", search.RegexDisabled)
 	}
-	m, err := search.NewMatcher(in.Query, in.UseRegex, search.MatcherOptions{MaxQueryChars: s.SearchQueryMaxLength})
+	m, err := search.NewMatcher(in.Query, in.UseRegex, search.MatcherOptions{MaxQueryChars: c.QueryMaxChars})
 	if err != nil {
 		return nil, catalog.Invalid("%s", catalog.Sentence(err.Error()))
 	}
@@ -66,12 +64,16 @@ func (t *tree) search(ctx context.Context, call catalog.Call, in codeSearchInput
 	if err != nil {
 		return nil, err
 	}
+	limits := c.Literal
+	if in.UseRegex {
+		limits = c.Regex
+	}
 	rep, err := search.Search(ctx, search.Request{
 		Store:   t.store,
 		Prefix:  prefix,
 		Allow:   t.allowFunc(call.Principal, ports.ActionSearch),
 		Matcher: m,
-		Limits:  search.RepoLimits(s, in.UseRegex),
+		Limits:  limits,
 		Redact:  t.redact,
 	})
 	if err != nil {

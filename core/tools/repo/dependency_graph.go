@@ -9,7 +9,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/codeintel"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -39,30 +38,27 @@ type dependencyGraphOutput struct {
 }
 
 // dependencyGraph defines dependency_graph.
-func dependencyGraph(*settings.Settings) catalog.Tool[dependencyGraphInput, dependencyGraphOutput] {
-	return catalog.Define[dependencyGraphInput, dependencyGraphOutput](catalog.ToolDef{
-		Name:        "dependency_graph",
-		Family:      catalog.FamilyRepo,
-		Scope:       "repo:read",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DEPENDENCY_GRAPH_PER_MINUTE", Default: 10},
-		Description: "Map the imports between the Python modules and Go packages under a repository prefix, marking dependencies outside it as external. Example: dependency_graph(path_prefix=\"src/\")",
-		Annotations: catalog.Annotations{Title: "Map dependencies", ReadOnly: true, Idempotent: true},
-		Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
-	})
-}
+var dependencyGraph = catalog.Define[dependencyGraphInput, dependencyGraphOutput](catalog.ToolDef{
+	Name:        "dependency_graph",
+	Family:      catalog.FamilyRepo,
+	Scope:       "repo:read",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DEPENDENCY_GRAPH_PER_MINUTE", Default: 10},
+	Description: "Map the imports between the Python modules and Go packages under a repository prefix, marking dependencies outside it as external. Example: dependency_graph(path_prefix=\"src/\")",
+	Annotations: catalog.Annotations{Title: "Map dependencies", ReadOnly: true, Idempotent: true},
+	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
+})
 
 // graph parses the Python and Go files under the prefix that the caller
 // may read (at most ARROWHEAD_DEPENDENCY_GRAPH_MAX_FILES) and maps their
 // imports. A Go package's id comes from the nearest go.mod at or above
 // it, itself read only when the caller may read it.
 func (t *tree) graph(ctx context.Context, call catalog.Call, in dependencyGraphInput) (*catalog.Reply[dependencyGraphOutput], error) {
-	s := t.settings
 	prefix, err := catalog.CleanPrefix(in.PathPrefix)
 	if err != nil {
 		return nil, err
 	}
 	var files []codeintel.GraphFile
-	truncated, err := t.readEach(ctx, prefix, s.DependencyGraphMaxFiles, func(p string) bool {
+	truncated, err := t.readEach(ctx, prefix, t.config.GraphMaxFiles, func(p string) bool {
 		ext := path.Ext(p)
 		return (ext == ".py" || ext == ".go") && t.allowed(ctx, call.Principal, ports.ActionRead, p)
 	}, func(p string, data []byte) {
@@ -114,7 +110,7 @@ func (t *tree) goModules(ctx context.Context, p ports.Principal) codeintel.GoMod
 		var f found
 		rel := path.Join(dir, "go.mod")
 		if t.allowed(ctx, p, ports.ActionRead, rel) {
-			if data, _, err := t.store.Read(ctx, rel, int64(t.settings.RepoMaxFileBytes)); err == nil {
+			if data, _, err := t.store.Read(ctx, rel, t.config.MaxFileBytes); err == nil {
 				if mod := codeintel.GoModulePath(data); mod != "" {
 					f = found{dir: dir, module: mod, ok: true}
 				}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -40,45 +41,84 @@ type Ports struct {
 // notConfigured is the refusal of every repo tool without a repository.
 const notConfigured = "The repository is not configured on this server (ARROWHEAD_REPO_ROOT names no directory)."
 
+// Config is what the repo family reads from the settings.
+type Config struct {
+	// QueryMaxChars is ARROWHEAD_SEARCH_QUERY_MAX_LENGTH, code_search's
+	// "$query" bound.
+	QueryMaxChars int
+	// RegexEnabled is ARROWHEAD_SEARCH_REGEX_ENABLED.
+	RegexEnabled bool
+	// Literal and Regex are code_search's caps for a literal query and for
+	// a pattern.
+	Literal, Regex search.Limits
+	// MaxFiles is ARROWHEAD_REPO_SEARCH_MAX_FILES, the per-walk cap of
+	// every repo tool.
+	MaxFiles int
+	// MaxFileBytes is ARROWHEAD_REPO_MAX_FILE_BYTES, what one read takes.
+	MaxFileBytes int64
+	// ContentMaxBytes caps what code_read returns of a file.
+	ContentMaxBytes int
+	// RedactReads is ARROWHEAD_REDACT_READS: whether code_search redacts a
+	// matched file before cutting snippets from it.
+	RedactReads bool
+	// SymbolMapMaxFiles and SymbolMapMaxSymbols bound symbol_map,
+	// GraphMaxFiles dependency_graph.
+	SymbolMapMaxFiles, SymbolMapMaxSymbols, GraphMaxFiles int
+}
+
+// Configure reads the repo family's Config.
+func Configure(s *settings.Settings) Config {
+	return Config{
+		QueryMaxChars:       s.SearchQueryMaxLength,
+		RegexEnabled:        s.SearchRegexEnabled,
+		Literal:             search.RepoLimits(s, false),
+		Regex:               search.RepoLimits(s, true),
+		MaxFiles:            s.RepoSearchMaxFiles,
+		MaxFileBytes:        int64(s.RepoMaxFileBytes),
+		ContentMaxBytes:     s.ContentMaxBytes,
+		RedactReads:         s.RedactReads,
+		SymbolMapMaxFiles:   s.SymbolMapMaxFiles,
+		SymbolMapMaxSymbols: s.SymbolMapMaxSymbols,
+		GraphMaxFiles:       s.DependencyGraphMaxFiles,
+	}
+}
+
 // Family is the repo family.
-var Family = core.LegacyFamily[Ports]{
-	ID: catalog.FamilyRepo,
-	Declare: func(s *settings.Settings) core.Components {
-		return core.Components{Tools: []catalog.ToolSpec{
-			codeSearch(s).Spec(), codeRead(s).Spec(), symbolMap(s).Spec(), dependencyGraph(s).Spec(),
-		}}
-	},
-	Bind: func(s *settings.Settings, p Ports) core.Components {
-		if p.Repo == nil {
-			return core.Components{Tools: []catalog.ToolSpec{
-				codeSearch(s).NotConfigured(notConfigured), codeRead(s).NotConfigured(notConfigured),
-				symbolMap(s).NotConfigured(notConfigured), dependencyGraph(s).NotConfigured(notConfigured),
-			}}
-		}
-		t := &tree{settings: s, store: p.Repo, authorizer: p.Authorizer, scanner: p.Scanner}
-		return core.Components{Tools: []catalog.ToolSpec{
-			codeSearch(s).Bind(t.search),
-			codeRead(s).Bind(t.read),
-			symbolMap(s).Bind(symbolMapper{tree: t, tagger: p.Tagger}.run),
-			dependencyGraph(s).Bind(t.graph),
-		}}
+var Family = core.Family[Config, Ports, *tree]{
+	ID:        catalog.FamilyRepo,
+	Configure: Configure,
+	Bounds:    func(c Config) catalog.Bounds { return catalog.Bounds{"query": c.QueryMaxChars} },
+	Serve:     newTree,
+	Tools: []core.FamilyTool[*tree]{
+		core.Tool(codeSearch, (*tree).search).Needs(hasRepo, notConfigured),
+		core.Tool(codeRead, (*tree).read).Needs(hasRepo, notConfigured),
+		core.Tool(symbolMap, (*tree).symbolMap).Needs(hasRepo, notConfigured),
+		core.Tool(dependencyGraph, (*tree).graph).Needs(hasRepo, notConfigured),
 	},
 }
 
+// hasRepo is every repo tool's readiness: a repository is open.
+func hasRepo(t *tree) bool { return t.store != nil }
+
 // tree is the repository as the tools see it: the store and the gate
-// every file passes.
+// every file passes, the symbol tagger and the secret scanner.
 type tree struct {
-	settings   *settings.Settings
+	config     Config
 	store      ports.RepoStore
 	authorizer ports.Authorizer
+	tagger     ports.SymbolTagger
 	scanner    *security.Scanner
+}
+
+func newTree(c Config, p Ports) *tree {
+	return &tree{config: c, store: p.Repo, authorizer: p.Authorizer, tagger: p.Tagger, scanner: p.Scanner}
 }
 
 // redact is the secret scanner's line-keeping redaction of a file the
 // search matched (see search.Request.Redact), or the file as it is without
 // a scanner or with ARROWHEAD_REDACT_READS=false.
 func (t *tree) redact(text string) string {
-	if t.scanner == nil || !t.settings.RedactReads {
+	if t.scanner == nil || !t.config.RedactReads {
 		return text
 	}
 	return t.scanner.RedactLines(text)
@@ -115,7 +155,7 @@ func storeRefusal(err error) error {
 // listed lists the files under prefix, at most ARROWHEAD_REPO_SEARCH_MAX_FILES
 // of them (the per-walk cap of every repo tool).
 func (t *tree) listed(ctx context.Context, prefix string) ([]ports.FileInfo, bool, error) {
-	files, truncated, err := t.store.List(ctx, prefix, t.settings.RepoSearchMaxFiles)
+	files, truncated, err := t.store.List(ctx, prefix, t.config.MaxFiles)
 	if err != nil {
 		return nil, false, storeRefusal(err)
 	}
@@ -135,7 +175,7 @@ const firstListing = 64
 // the whole tree; a relisting resumes after the last file handled.
 func (t *tree) eachCandidate(ctx context.Context, prefix string, need int, keep func(string) bool,
 	use func(ports.FileInfo) (bool, error)) (truncated bool, err error) {
-	limit := min(max(2*need, firstListing), t.settings.RepoSearchMaxFiles)
+	limit := min(max(2*need, firstListing), t.config.MaxFiles)
 	used, last := 0, ""
 	for {
 		files, listTruncated, err := t.store.List(ctx, prefix, limit)
@@ -161,10 +201,10 @@ func (t *tree) eachCandidate(ctx context.Context, prefix string, need int, keep 
 				used++
 			}
 		}
-		if !listTruncated || limit == t.settings.RepoSearchMaxFiles {
+		if !listTruncated || limit == t.config.MaxFiles {
 			return listTruncated, nil
 		}
-		limit = min(4*limit, t.settings.RepoSearchMaxFiles)
+		limit = min(4*limit, t.config.MaxFiles)
 	}
 }
 
@@ -172,7 +212,7 @@ func (t *tree) eachCandidate(ctx context.Context, prefix string, need int, keep 
 // ones that cannot be read as text, until need have been read.
 func (t *tree) readEach(ctx context.Context, prefix string, need int, keep func(string) bool, use func(path string, data []byte)) (bool, error) {
 	return t.eachCandidate(ctx, prefix, need, keep, func(f ports.FileInfo) (bool, error) {
-		data, _, err := t.store.Read(ctx, f.Path, int64(t.settings.RepoMaxFileBytes))
+		data, _, err := t.store.Read(ctx, f.Path, t.config.MaxFileBytes)
 		if err != nil {
 			if unreadable(err) {
 				return false, nil

@@ -11,7 +11,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/codeintel"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -45,22 +44,15 @@ type symbolMapOutput struct {
 }
 
 // symbolMap defines symbol_map.
-func symbolMap(*settings.Settings) catalog.Tool[symbolMapInput, symbolMapOutput] {
-	return catalog.Define[symbolMapInput, symbolMapOutput](catalog.ToolDef{
-		Name:        "symbol_map",
-		Family:      catalog.FamilyRepo,
-		Scope:       "repo:read",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_SYMBOL_MAP_PER_MINUTE", Default: 20},
-		Description: "List the functions, methods, classes and types defined under a repository prefix, with their line spans and the extractor that found them; filter by kind and leave tests out to ask for less. A map cut short by its caps says where it stopped and which prefixes to ask for next. Example: symbol_map(path_prefix=\"src/\", kinds=[\"function\", \"type\"], include_tests=false)",
-		Annotations: catalog.Annotations{Title: "Map symbols", ReadOnly: true, Idempotent: true},
-		Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
-	})
-}
-
-type symbolMapper struct {
-	tree   *tree
-	tagger ports.SymbolTagger
-}
+var symbolMap = catalog.Define[symbolMapInput, symbolMapOutput](catalog.ToolDef{
+	Name:        "symbol_map",
+	Family:      catalog.FamilyRepo,
+	Scope:       "repo:read",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_SYMBOL_MAP_PER_MINUTE", Default: 20},
+	Description: "List the functions, methods, classes and types defined under a repository prefix, with their line spans and the extractor that found them; filter by kind and leave tests out to ask for less. A map cut short by its caps says where it stopped and which prefixes to ask for next. Example: symbol_map(path_prefix=\"src/\", kinds=[\"function\", \"type\"], include_tests=false)",
+	Annotations: catalog.Annotations{Title: "Map symbols", ReadOnly: true, Idempotent: true},
+	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
+})
 
 // fileSymbols is one parsed file's answer.
 type fileSymbols struct {
@@ -72,12 +64,11 @@ type fileSymbols struct {
 // maxNextPrefixes bounds the prefixes a cut map suggests.
 const maxNextPrefixes = 10
 
-// run reads every source file under the prefix that the caller may read
-// (at most ARROWHEAD_SYMBOL_MAP_MAX_FILES), extracts its symbols and
+// symbolMap reads every source file under the prefix that the caller may
+// read (at most ARROWHEAD_SYMBOL_MAP_MAX_FILES), extracts its symbols and
 // returns at most ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS of them, of the kinds
 // asked for.
-func (m symbolMapper) run(ctx context.Context, call catalog.Call, in symbolMapInput) (*catalog.Reply[symbolMapOutput], error) {
-	t, s := m.tree, m.tree.settings
+func (t *tree) symbolMap(ctx context.Context, call catalog.Call, in symbolMapInput) (*catalog.Reply[symbolMapOutput], error) {
 	prefix, err := catalog.CleanPrefix(in.PathPrefix)
 	if err != nil {
 		return nil, err
@@ -91,7 +82,7 @@ func (m symbolMapper) run(ctx context.Context, call catalog.Call, in symbolMapIn
 		tagged  []ports.SourceFile // the files without a native extractor
 		tagIdx  []int              // their index in results
 	)
-	filesCut, err := t.readEach(ctx, prefix, s.SymbolMapMaxFiles, keep, func(p string, data []byte) {
+	filesCut, err := t.readEach(ctx, prefix, t.config.SymbolMapMaxFiles, keep, func(p string, data []byte) {
 		if ex := codeintel.NativeExtractor(p); ex != "" {
 			results = append(results, fileSymbols{path: p, extractor: ex, symbols: codeintel.NativeSymbols(p, data)})
 			return
@@ -103,7 +94,7 @@ func (m symbolMapper) run(ctx context.Context, call catalog.Call, in symbolMapIn
 	if err != nil {
 		return nil, err
 	}
-	if err := m.tag(ctx, tagged, tagIdx, results); err != nil {
+	if err := t.tag(ctx, tagged, tagIdx, results); err != nil {
 		return nil, err
 	}
 	if len(in.Kinds) > 0 {
@@ -111,9 +102,9 @@ func (m symbolMapper) run(ctx context.Context, call catalog.Call, in symbolMapIn
 			results[i].symbols = slices.DeleteFunc(results[i].symbols, func(sym ports.Symbol) bool { return !slices.Contains(in.Kinds, sym.Kind) })
 		}
 	}
-	mp := m.answer(results, map[string]bool{"files": filesCut}, in.Format != "lines")
+	mp := t.answer(results, map[string]bool{"files": filesCut}, in.Format != "lines")
 	if mp.resume != "" {
-		if err := m.suggest(ctx, prefix, keep, results, mp); err != nil {
+		if err := t.suggest(ctx, prefix, keep, results, mp); err != nil {
 			return nil, err
 		}
 	}
@@ -122,7 +113,7 @@ func (m symbolMapper) run(ctx context.Context, call catalog.Call, in symbolMapIn
 
 // tag fills in the files without a native extractor, in batches, from the
 // tagger or, without one or when it fails, the line heuristic.
-func (m symbolMapper) tag(ctx context.Context, files []ports.SourceFile, idx []int, results []fileSymbols) error {
+func (t *tree) tag(ctx context.Context, files []ports.SourceFile, idx []int, results []fileSymbols) error {
 	for start := 0; start < len(files); {
 		end, size := start, 0
 		for end < len(files) && (end == start || size+len(files[end].Content) <= tagBatchBytes) {
@@ -130,9 +121,9 @@ func (m symbolMapper) tag(ctx context.Context, files []ports.SourceFile, idx []i
 			end++
 		}
 		var tags [][]ports.Symbol
-		if m.tagger != nil {
+		if t.tagger != nil {
 			var err error
-			if tags, err = m.tagger.Tag(ctx, files[start:end]); err != nil {
+			if tags, err = t.tagger.Tag(ctx, files[start:end]); err != nil {
 				if ctx.Err() != nil {
 					return ctx.Err()
 				}
@@ -142,7 +133,7 @@ func (m symbolMapper) tag(ctx context.Context, files []ports.SourceFile, idx []i
 		for i := start; i < end; i++ {
 			r := &results[idx[i]]
 			if tags != nil {
-				r.extractor, r.symbols = m.tagger.Name(), tags[i-start]
+				r.extractor, r.symbols = t.tagger.Name(), tags[i-start]
 			} else {
 				r.extractor, r.symbols = codeintel.ExtractorHeuristic, codeintel.HeuristicSymbols(files[i].Content)
 			}
@@ -163,8 +154,8 @@ type mapAnswer struct {
 	note       string
 }
 
-func (m symbolMapper) answer(results []fileSymbols, truncated map[string]bool, compact bool) *mapAnswer {
-	limit := m.tree.settings.SymbolMapMaxSymbols
+func (t *tree) answer(results []fileSymbols, truncated map[string]bool, compact bool) *mapAnswer {
+	limit := t.config.SymbolMapMaxSymbols
 	mp := &mapAnswer{out: symbolMapOutput{Symbols: []symbolEntry{}, FilesScanned: len(results), Untrusted: true, Extractor: []string{}}}
 	out, text := &mp.out, &mp.text
 	used := map[string]bool{}
@@ -237,7 +228,7 @@ func (m symbolMapper) answer(results []fileSymbols, truncated map[string]bool, c
 	switch {
 	case truncated["symbols"]:
 		mp.note = fmt.Sprintf("Stopped early: the map reached %d symbols (ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS) in file %d of %d read (ARROWHEAD_SYMBOL_MAP_MAX_FILES %d)",
-			limit, slices.IndexFunc(results, func(r fileSymbols) bool { return r.path == mp.resume })+1, len(results), m.tree.settings.SymbolMapMaxFiles)
+			limit, slices.IndexFunc(results, func(r fileSymbols) bool { return r.path == mp.resume })+1, len(results), t.config.SymbolMapMaxFiles)
 	case truncated["files"]:
 		mp.note = fmt.Sprintf("Stopped early: the map read its %d files (ARROWHEAD_SYMBOL_MAP_MAX_FILES), %d symbols", len(results), len(out.Symbols))
 	}
@@ -269,9 +260,8 @@ func qualified(e symbolEntry) string {
 // that holds no mapped file, else the unfinished files' own directory
 // (path_prefix cannot start inside a directory, so asking for it maps
 // some files again; the note says so).
-func (m symbolMapper) suggest(ctx context.Context, prefix string, keep func(string) bool, results []fileSymbols, mp *mapAnswer) error {
-	t := m.tree
-	files, listCut, err := t.store.List(ctx, prefix, t.settings.RepoSearchMaxFiles)
+func (t *tree) suggest(ctx context.Context, prefix string, keep func(string) bool, results []fileSymbols, mp *mapAnswer) error {
+	files, listCut, err := t.store.List(ctx, prefix, t.config.MaxFiles)
 	if err != nil {
 		return storeRefusal(err)
 	}
