@@ -133,7 +133,7 @@ func vectorRefusal(err error) error {
 // hit is one retrieved chunk. Its fields are in key order: the text block
 // is this list rendered as JSON.
 type hit struct {
-	ChunkIndex int     `json:"chunk_index" description:"Chunk position in the source (citation)." minimum:"0" maximum:"2147483648"`
+	ChunkIndex int     `json:"chunk_index" description:"Chunk position in the source (citation)." minimum:"0" maximum:"$count"`
 	Content    string  `json:"content" description:"Sanitized chunk text (untrusted data)."`
 	ID         string  `json:"id" description:"Chunk id."`
 	Score      float64 `json:"score" description:"Higher is more relevant."`

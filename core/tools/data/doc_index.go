@@ -34,13 +34,13 @@ type docIndexInput struct {
 }
 
 type docIndexOutput struct {
-	DocumentsIndexed int      `json:"documents_indexed" description:"Documents chunked." minimum:"0" maximum:"2147483648"`
-	DocumentsSkipped int      `json:"documents_skipped" description:"Documents not indexed (not readable, refused by the sanitizer, or over a cap)." minimum:"0" maximum:"2147483648"`
-	DocumentsRemoved int      `json:"documents_removed" description:"Sources deleted from the collection because the document is gone." minimum:"0" maximum:"2147483648"`
-	ChunksTotal      int      `json:"chunks_total" description:"Chunks now stored for the indexed documents." minimum:"0" maximum:"2147483648"`
-	ChunksEmbedded   int      `json:"chunks_embedded" description:"Chunks embedded in this run (new or changed)." minimum:"0" maximum:"2147483648"`
-	ChunksUnchanged  int      `json:"chunks_unchanged" description:"Chunks whose content hash was unchanged (not re-embedded)." minimum:"0" maximum:"2147483648"`
-	ChunksRemoved    int      `json:"chunks_removed" description:"Sources truncated because a document shrank." minimum:"0" maximum:"2147483648"`
+	DocumentsIndexed int      `json:"documents_indexed" description:"Documents chunked." minimum:"0" maximum:"$count"`
+	DocumentsSkipped int      `json:"documents_skipped" description:"Documents not indexed (not readable, refused by the sanitizer, or over a cap)." minimum:"0" maximum:"$count"`
+	DocumentsRemoved int      `json:"documents_removed" description:"Sources deleted from the collection because the document is gone." minimum:"0" maximum:"$count"`
+	ChunksTotal      int      `json:"chunks_total" description:"Chunks now stored for the indexed documents." minimum:"0" maximum:"$count"`
+	ChunksEmbedded   int      `json:"chunks_embedded" description:"Chunks embedded in this run (new or changed)." minimum:"0" maximum:"$count"`
+	ChunksUnchanged  int      `json:"chunks_unchanged" description:"Chunks whose content hash was unchanged (not re-embedded)." minimum:"0" maximum:"$count"`
+	ChunksRemoved    int      `json:"chunks_removed" description:"Sources truncated because a document shrank." minimum:"0" maximum:"$count"`
 	Truncated        []string `json:"truncated" description:"Caps that cut the run short: files, chunks, timeout."`
 	Semantic         bool     `json:"semantic" description:"False when the embedder is the deterministic, non-semantic one."`
 }

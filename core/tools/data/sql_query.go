@@ -23,7 +23,7 @@ type sqlQueryInput struct {
 type sqlQueryOutput struct {
 	Columns   []string `json:"columns" description:"Sanitized column names."`
 	Rows      [][]any  `json:"rows" description:"Rows of JSON values (untrusted data)."`
-	RowCount  int      `json:"row_count" description:"Rows returned." minimum:"0" maximum:"2147483648"`
+	RowCount  int      `json:"row_count" description:"Rows returned." minimum:"0" maximum:"$count"`
 	Truncated []string `json:"truncated" description:"Bounds that cut the result: rows, columns, cell_bytes, total_bytes."`
 	Marker    string   `json:"marker" description:"The untrusted-data marker framing the text answer."`
 	Untrusted bool     `json:"untrusted" description:"Always true."`
