@@ -353,10 +353,15 @@ func BenchmarkChainOverhead(b *testing.B) {
 // through the whole chain with the real adapters; their difference is what
 // the chain adds per call (budget: 15 µs).
 func BenchmarkCalculateHandlerOnly(b *testing.B) {
+	app, err := core.New(coretest.Deps(settings.Defaults(), portstest.AllowAll{},
+		coretools.Family.With(coretools.Ports{Egress: &portstest.Egress{}, Sandbox: &portstest.FileJail{}})))
+	if err != nil {
+		b.Fatal(err)
+	}
 	var spec catalog.ToolSpec
-	for _, t := range coretools.Family.Bind(settings.Defaults(), coretools.Ports{}).Tools {
-		if t.Name() == "calculate" {
-			spec = t
+	for _, t := range app.Tools() {
+		if t.Spec.Name() == "calculate" {
+			spec = t.Spec
 		}
 	}
 	args := json.RawMessage(`{"expression":"2 * (3 + 4)"}`)
