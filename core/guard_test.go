@@ -249,12 +249,17 @@ func TestProfileExcludesFamilies(t *testing.T) {
 func TestFamilyGate(t *testing.T) {
 	for _, enabled := range []string{"false", "true"} {
 		s := coretest.Settings(t, map[string]string{"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_EXEC_ENABLED": enabled})
-		tool := func(*settings.Settings) core.Components {
-			return core.Components{Tools: []catalog.ToolSpec{echoTool()}}
-		}
-		gated := core.LegacyFamily[struct{}]{
-			ID: catalog.FamilyExec, Gate: func(s *settings.Settings) bool { return s.ExecEnabled },
-			Declare: tool, Bind: func(s *settings.Settings, _ struct{}) core.Components { return tool(s) },
+		gated := core.Family[bool, struct{}, struct{}]{
+			ID:        catalog.FamilyExec,
+			Configure: func(s *settings.Settings) bool { return s.ExecEnabled },
+			Gate:      func(enabled bool) bool { return enabled },
+			GateDoc:   "`ARROWHEAD_EXEC_ENABLED` is true",
+			Serve:     func(bool, struct{}) struct{} { return struct{}{} },
+			Tools: []core.FamilyTool[struct{}]{
+				core.Tool(echoDef(), func(_ struct{}, _ context.Context, _ catalog.Call, in echoInput) (*catalog.Reply[echoOutput], error) {
+					return catalog.Answer(echoOutput(in), in.Text), nil
+				}),
+			},
 		}
 		app, err := core.New(coretest.Deps(s, portstest.AllowAll{}, gated.With(struct{}{})))
 		if err != nil {
