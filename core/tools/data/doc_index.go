@@ -66,9 +66,9 @@ func (x *server) index(ctx context.Context, call catalog.Call, in docIndexInput)
 	if err := x.authorizeTable(ctx, call.Principal, ports.ActionIngest, coll); err != nil {
 		return nil, err
 	}
-	prefix, err := security.CleanRelPrefix(in.PathPrefix)
+	prefix, err := catalog.CleanPrefix(in.PathPrefix)
 	if err != nil {
-		return nil, catalog.Invalid("The path prefix is refused: %s.", err.Error())
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, x.config.IndexTimeout)
 	defer cancel()
