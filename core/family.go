@@ -158,3 +158,32 @@ func names(c Components) []string {
 	}
 	return out
 }
+
+// Assembled is a family whose components are built already: tools bound
+// to their handlers, resources and prompts with theirs (a test's probe
+// tools, an embedder's one-off tool). It reads no Config, takes no ports
+// and has no gate; a listing reads it as it is. A tool left unbound is
+// refused when it is served.
+func Assembled(id catalog.Family, c Components) Member { return assembled{id: id, c: c} }
+
+type assembled struct {
+	id       catalog.Family
+	c        Components
+	declared bool
+}
+
+func (a assembled) familyID() catalog.Family     { return a.id }
+func (a assembled) unbound() Member              { a.declared = true; return a }
+func (a assembled) gate(*settings.Settings) bool { return true }
+func (a assembled) gateDoc() (string, bool)      { return "", false }
+
+func (a assembled) components(*settings.Settings) (Components, error) {
+	if !a.declared {
+		for _, t := range a.c.Tools {
+			if !t.Bound() {
+				return Components{}, fmt.Errorf("%w: the %s family leaves %s unbound", catalog.ErrIncompleteSpec, a.id, t.Name())
+			}
+		}
+	}
+	return a.c, nil
+}

@@ -249,12 +249,17 @@ func TestProfileExcludesFamilies(t *testing.T) {
 func TestFamilyGate(t *testing.T) {
 	for _, enabled := range []string{"false", "true"} {
 		s := coretest.Settings(t, map[string]string{"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_EXEC_ENABLED": enabled})
-		tool := func(*settings.Settings) core.Components {
-			return core.Components{Tools: []catalog.ToolSpec{echoTool()}}
-		}
-		gated := core.LegacyFamily[struct{}]{
-			ID: catalog.FamilyExec, Gate: func(s *settings.Settings) bool { return s.ExecEnabled },
-			Declare: tool, Bind: func(s *settings.Settings, _ struct{}) core.Components { return tool(s) },
+		gated := core.Family[bool, struct{}, struct{}]{
+			ID:        catalog.FamilyExec,
+			Configure: func(s *settings.Settings) bool { return s.ExecEnabled },
+			Gate:      func(enabled bool) bool { return enabled },
+			GateDoc:   "`ARROWHEAD_EXEC_ENABLED` is true",
+			Serve:     func(bool, struct{}) struct{} { return struct{}{} },
+			Tools: []core.FamilyTool[struct{}]{
+				core.Tool(echoDef(), func(_ struct{}, _ context.Context, _ catalog.Call, in echoInput) (*catalog.Reply[echoOutput], error) {
+					return catalog.Answer(echoOutput(in), in.Text), nil
+				}),
+			},
 		}
 		app, err := core.New(coretest.Deps(s, portstest.AllowAll{}, gated.With(struct{}{})))
 		if err != nil {
@@ -353,10 +358,15 @@ func BenchmarkChainOverhead(b *testing.B) {
 // through the whole chain with the real adapters; their difference is what
 // the chain adds per call (budget: 15 µs).
 func BenchmarkCalculateHandlerOnly(b *testing.B) {
+	app, err := core.New(coretest.Deps(settings.Defaults(), portstest.AllowAll{},
+		coretools.Family.With(coretools.Ports{Egress: &portstest.Egress{}, Sandbox: &portstest.FileJail{}})))
+	if err != nil {
+		b.Fatal(err)
+	}
 	var spec catalog.ToolSpec
-	for _, t := range coretools.Family.Bind(settings.Defaults(), coretools.Ports{}).Tools {
-		if t.Name() == "calculate" {
-			spec = t
+	for _, t := range app.Tools() {
+		if t.Spec.Name() == "calculate" {
+			spec = t.Spec
 		}
 	}
 	args := json.RawMessage(`{"expression":"2 * (3 + 4)"}`)

@@ -7,8 +7,8 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
-	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
+	"github.com/arrowhead-go/arrowhead/core/tools/memorytools"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -18,7 +18,7 @@ import (
 // embeds memories and queries with, nil for keyword recall (see
 // memoryEmbedder). Both are nil when the family is not served.
 func (rt *Runtime) openMemory(ctx context.Context, s *settings.Settings, embedder ports.Embedder) (ports.MemoryBackend, ports.Embedder, error) {
-	if !serves(s, catalog.FamilyMemory) {
+	if !memorytools.Family.Serves(s) {
 		return nil, nil, nil
 	}
 	if s.MemoryDSN != "" {

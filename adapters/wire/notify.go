@@ -11,8 +11,9 @@ import (
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
-// openNotify builds the notify family's ports when ARROWHEAD_NOTIFY_ALLOWLIST
-// names a destination: the parsed allowlist, the signer, and an egress path
+// openNotify builds the notify family's ports when the family is served
+// (the profile selects it and ARROWHEAD_NOTIFY_ALLOWLIST names a
+// destination): the parsed allowlist, the signer, and an egress path
 // of its own that reaches only the allowlist's hosts and ports. That path
 // is the same guarded adapter as every other egress, so an allowlisted name
 // that resolves to a private or loopback address still receives nothing.
@@ -20,7 +21,7 @@ import (
 // confines the fetch tools: the notify allowlist is the operator's
 // decision for this channel.
 func openNotify(s *settings.Settings, resolver ports.Resolver, clock ports.Clock, authorizer ports.Authorizer, scanner *security.Scanner) (notify.Ports, error) {
-	if len(s.NotifyAllowlist) == 0 {
+	if !notify.Family.Serves(s) {
 		return notify.Ports{}, nil
 	}
 	allow, err := security.ParseURLAllowlist(s.NotifyAllowlist)

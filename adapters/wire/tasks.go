@@ -8,7 +8,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/bolt/boltstores"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
-	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
 	"github.com/arrowhead-go/arrowhead/core/tools/tasktools"
@@ -23,10 +22,10 @@ import (
 // family is not served. Close stops its workers and timers before the
 // store or the pool closes (closers run last to first).
 func (rt *Runtime) openTasks(ctx context.Context, s *settings.Settings, scanner docs.Scanner, clock ports.Clock) (ports.TaskRegistry, error) {
-	if !serves(s, catalog.FamilyTasks) {
+	if !tasktools.Family.Serves(s) {
 		return nil, nil
 	}
-	cfg := ports.TaskConfig{Limits: tasktools.Limits(s), Workers: tasktools.Workers(scanner), Clock: clock}
+	cfg := ports.TaskConfig{Limits: tasktools.Configure(s).Limits(), Workers: tasktools.Workers(scanner), Clock: clock}
 	if s.StateDSN != "" {
 		// The shared backend: every replica sees the same tasks and
 		// timers, and River runs them on whichever replica is alive.

@@ -261,6 +261,12 @@ func (d *deriver) apply(s *Schema, lookup func(string) (string, bool), path stri
 // number reads a numeric tag value or a $bound.
 func (d *deriver) number(v string) (float64, error) {
 	if name, ok := strings.CutPrefix(v, "$"); ok {
+		if n, ok := defaultBounds[name]; ok {
+			if _, dup := d.bounds[name]; dup {
+				return 0, fmt.Errorf("bound %s is catalog-wide and must not be supplied", name)
+			}
+			return float64(n), nil
+		}
 		n, found := d.bounds[name]
 		if !found {
 			return 0, fmt.Errorf("bound %s is not supplied", name)

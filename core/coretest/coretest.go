@@ -24,14 +24,7 @@ func Deps(s *settings.Settings, authorizer ports.Authorizer, members ...core.Mem
 
 // Family serves c (bound tools, resources, prompts) as a family with no
 // ports, under id.
-func Family(id catalog.Family, c core.Components) core.Member {
-	components := func(*settings.Settings) core.Components { return c }
-	return core.LegacyFamily[struct{}]{
-		ID:      id,
-		Declare: components,
-		Bind:    func(s *settings.Settings, _ struct{}) core.Components { return components(s) },
-	}.With(struct{}{})
-}
+func Family(id catalog.Family, c core.Components) core.Member { return core.Assembled(id, c) }
 
 // Tools serves tools as a core-family member.
 func Tools(tools ...catalog.ToolSpec) core.Member {

@@ -11,15 +11,15 @@ import (
 
 type codeExplainInput struct {
 	Path      string `json:"path" description:"File path relative to the repository root." maxLength:"$path"`
-	StartLine int    `json:"start_line,omitempty" description:"First line to explain, 1-based (default 1)." minimum:"1" maximum:"2147483648"`
-	EndLine   int    `json:"end_line,omitempty" description:"Last line, inclusive; 0 (the default) means to the end." minimum:"0" maximum:"2147483648"`
+	StartLine int    `json:"start_line,omitempty" description:"First line to explain, 1-based (default 1)." minimum:"1" maximum:"$count"`
+	EndLine   int    `json:"end_line,omitempty" description:"Last line, inclusive; 0 (the default) means to the end." minimum:"0" maximum:"$count"`
 }
 
 type codeExplainOutput struct {
 	content.Framed
 	Path      string `json:"path" description:"The file explained."`
-	StartLine int    `json:"start_line" description:"First line sent to the model." minimum:"1" maximum:"2147483648"`
-	EndLine   int    `json:"end_line" description:"Last line sent to the model." minimum:"0" maximum:"2147483648"`
+	StartLine int    `json:"start_line" description:"First line sent to the model." minimum:"1" maximum:"$count"`
+	EndLine   int    `json:"end_line" description:"Last line sent to the model." minimum:"0" maximum:"$count"`
 	Truncated bool   `json:"truncated" description:"True when the explanation was cut at the size limit."`
 }
 

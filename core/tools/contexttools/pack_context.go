@@ -28,25 +28,25 @@ type packedItem struct {
 	Kind        string   `json:"kind" description:"doc or repo_file." enum:"doc,repo_file"`
 	Identifier  string   `json:"identifier" description:"Relative path of the source."`
 	SHA256      string   `json:"sha256" description:"SHA-256 of the source bytes of the packed line range."`
-	StartLine   int      `json:"start_line" description:"First packed line (1-based)." minimum:"1" maximum:"2147483648"`
-	EndLine     int      `json:"end_line" description:"Last packed line (inclusive)." minimum:"1" maximum:"2147483648"`
-	Tokens      int      `json:"tokens" description:"Tokens of the item's header line and frame." minimum:"0" maximum:"2147483648"`
+	StartLine   int      `json:"start_line" description:"First packed line (1-based)." minimum:"1" maximum:"$count"`
+	EndLine     int      `json:"end_line" description:"Last packed line (inclusive)." minimum:"1" maximum:"$count"`
+	Tokens      int      `json:"tokens" description:"Tokens of the item's header line and frame." minimum:"0" maximum:"$count"`
 	Reason      string   `json:"reason" description:"Why it is in the pack." enum:"pinned,retrieved"`
 	Retrieval   string   `json:"retrieval,omitempty" description:"For a retrieved item, the retriever that weighed most in its rank: lexical (its terms), symbols (a definition the query names), graph (defined by what the matching code uses) or vector (a chunk of your vector index near the query)." enum:"lexical,symbols,graph,vector"`
 	Retrievers  []string `json:"retrievers,omitempty" description:"For a retrieved item, every retriever that contributed to its rank."`
 	Unit        string   `json:"unit,omitempty" description:"What the item is: a definition's kind and name (function Parse, method FlagSet.Parse, class App), section, block or text."`
 	Cut         bool     `json:"cut,omitempty" description:"True when only the first lines of the unit fitted the remaining budget: end_line is where it was cut, full_end_line where it ends."`
-	FullEndLine int      `json:"full_end_line,omitempty" description:"For a cut item, the unit's last line." minimum:"0" maximum:"2147483648"`
+	FullEndLine int      `json:"full_end_line,omitempty" description:"For a cut item, the unit's last line." minimum:"0" maximum:"$count"`
 }
 
 type droppedItem struct {
 	Kind       string `json:"kind" description:"doc or repo_file." enum:"doc,repo_file"`
 	Identifier string `json:"identifier" description:"Relative path of the source."`
-	StartLine  int    `json:"start_line,omitempty" description:"First line of the dropped range, when it was read." minimum:"0" maximum:"2147483648"`
-	EndLine    int    `json:"end_line,omitempty" description:"Last line of the dropped range, when it was read." minimum:"0" maximum:"2147483648"`
+	StartLine  int    `json:"start_line,omitempty" description:"First line of the dropped range, when it was read." minimum:"0" maximum:"$count"`
+	EndLine    int    `json:"end_line,omitempty" description:"Last line of the dropped range, when it was read." minimum:"0" maximum:"$count"`
 	SHA256     string `json:"sha256,omitempty" description:"SHA-256 of the source bytes of the dropped range, when it was read."`
 	Reason     string `json:"reason" description:"denied: no longer authorized; not_found: gone; unreadable: too large, not regular or not text; over_budget: a pin that would exceed the token budget, left out whole rather than cut." enum:"denied,not_found,unreadable,over_budget"`
-	Tokens     int    `json:"tokens,omitempty" description:"Tokens the item would have taken (over_budget only)." minimum:"0" maximum:"2147483648"`
+	Tokens     int    `json:"tokens,omitempty" description:"Tokens the item would have taken (over_budget only)." minimum:"0" maximum:"$count"`
 	Pinned     bool   `json:"pinned" description:"True for a working set pin, false for a retrieved snippet."`
 }
 
@@ -56,28 +56,28 @@ type retrievalRun struct {
 	Status     string `json:"status" description:"ran; not_configured: no embedder or vector index on this server; not_semantic: the embedder's similarity does not reflect meaning (the deterministic one), so vector retrieval stays out of the ranking; denied: you may not query the collection; budget_spent: the budget was used up before it; failed: the embedder or the vector store failed." enum:"ran,not_configured,not_semantic,denied,budget_spent,failed"`
 	Collection string `json:"collection,omitempty" description:"The collection vector retrieval searches."`
 	Semantic   bool   `json:"semantic" description:"Whether similarity reflects meaning: true only for vector retrieval with a semantic embedder."`
-	Packed     int    `json:"packed" description:"Packed items this retriever contributed to." minimum:"0" maximum:"2147483648"`
+	Packed     int    `json:"packed" description:"Packed items this retriever contributed to." minimum:"0" maximum:"$count"`
 }
 
 // indexSummary is what bringing the retrieval index up to date did.
 type indexSummary struct {
-	Files      int `json:"files" description:"Files in the index this call ranked over (the ones you may search)." minimum:"0" maximum:"2147483648"`
-	Chunks     int `json:"chunks" description:"Definitions, sections and blocks they were cut into." minimum:"0" maximum:"2147483648"`
-	Reused     int `json:"reused" description:"File analyses reused from the cache (unchanged size and modification time)." minimum:"0" maximum:"2147483648"`
-	Analyzed   int `json:"analyzed" description:"Files read and analyzed by this call." minimum:"0" maximum:"2147483648"`
-	Unreadable int `json:"unreadable" description:"Listed files passed over: not text, over the size cap, or gone." minimum:"0" maximum:"2147483648"`
+	Files      int `json:"files" description:"Files in the index this call ranked over (the ones you may search)." minimum:"0" maximum:"$count"`
+	Chunks     int `json:"chunks" description:"Definitions, sections and blocks they were cut into." minimum:"0" maximum:"$count"`
+	Reused     int `json:"reused" description:"File analyses reused from the cache (unchanged size and modification time)." minimum:"0" maximum:"$count"`
+	Analyzed   int `json:"analyzed" description:"Files read and analyzed by this call." minimum:"0" maximum:"$count"`
+	Unreadable int `json:"unreadable" description:"Listed files passed over: not text, over the size cap, or gone." minimum:"0" maximum:"$count"`
 }
 
 type packOutput struct {
 	Items       []packedItem   `json:"items" description:"The packed items, in pack order: the reproducible manifest of the bundle."`
 	Dropped     []droppedItem  `json:"dropped" description:"Pins left out, and why."`
-	TokensUsed  int            `json:"tokens_used" description:"Sum of the packed items' tokens." minimum:"0" maximum:"2147483648"`
-	TokenBudget int            `json:"token_budget" description:"The budget applied (after the server's cap)." minimum:"1" maximum:"2147483648"`
+	TokensUsed  int            `json:"tokens_used" description:"Sum of the packed items' tokens." minimum:"0" maximum:"$count"`
+	TokenBudget int            `json:"token_budget" description:"The budget applied (after the server's cap)." minimum:"1" maximum:"$count"`
 	Tokenizer   string         `json:"tokenizer" description:"The BPE vocabulary tokens were counted with."`
 	Retrieval   []retrievalRun `json:"retrieval" description:"Each retriever and whether it ran."`
 	Index       indexSummary   `json:"index" description:"The retrieval index over the corpus and the repository."`
-	Candidates  int            `json:"candidates" description:"Ranked units considered for the pack." minimum:"0" maximum:"2147483648"`
-	Unpacked    int            `json:"unpacked" description:"Ranked units left out because the budget ran out." minimum:"0" maximum:"2147483648"`
+	Candidates  int            `json:"candidates" description:"Ranked units considered for the pack." minimum:"0" maximum:"$count"`
+	Unpacked    int            `json:"unpacked" description:"Ranked units left out because the budget ran out." minimum:"0" maximum:"$count"`
 	Truncated   []string       `json:"truncated" description:"What cut the pack short: budget (a unit was cut or left out, or a pin did not fit), and kind:bound for the bounds that cut the index short (repo_file:files: the listing stopped at its cap; kind:deadline: the index's time limit passed, so some files were not analyzed yet)."`
 	Untrusted   bool           `json:"untrusted" description:"Always true: every item is framed as untrusted data."`
 }

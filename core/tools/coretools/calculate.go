@@ -6,7 +6,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 )
 
 type calculateInput struct {
@@ -18,23 +17,19 @@ type calculateOutput struct {
 	Text   string  `json:"text" description:"The value as exact decimal text."`
 }
 
-// calculate defines the calculate tool: arithmetic only, never code.
-func calculate(s *settings.Settings) catalog.Tool[calculateInput, calculateOutput] {
-	return catalog.Define[calculateInput, calculateOutput](catalog.ToolDef{
-		Name:        "calculate",
-		Family:      catalog.FamilyCore,
-		Scope:       "tools:read",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CALCULATE_PER_MINUTE", Default: 120},
-		Description: "Evaluate arithmetic with + - * / and parentheses. Example: calculate(expression=\"2 * (3 + 4)\") returns 14.",
-		Annotations: catalog.Annotations{Title: "Calculate", ReadOnly: true, Idempotent: true},
-		Bounds:      catalog.Bounds{"expression": s.ExpressionMaxLength},
-	})
-}
+// calculate defines the calculate tool: arithmetic only, never code;
+// "$expression" is the family's ARROWHEAD_EXPRESSION_MAX_LENGTH bound.
+var calculate = catalog.Define[calculateInput, calculateOutput](catalog.ToolDef{
+	Name:        "calculate",
+	Family:      catalog.FamilyCore,
+	Scope:       "tools:read",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CALCULATE_PER_MINUTE", Default: 120},
+	Description: "Evaluate arithmetic with + - * / and parentheses. Example: calculate(expression=\"2 * (3 + 4)\") returns 14.",
+	Annotations: catalog.Annotations{Title: "Calculate", ReadOnly: true, Idempotent: true},
+})
 
-type calculator struct{ maxLen int }
-
-func (c calculator) calculate(_ context.Context, _ catalog.Call, in calculateInput) (*catalog.Reply[calculateOutput], error) {
-	v, err := security.Evaluate(in.Expression, c.maxLen)
+func (c *server) calculate(_ context.Context, _ catalog.Call, in calculateInput) (*catalog.Reply[calculateOutput], error) {
+	v, err := security.Evaluate(in.Expression, c.config.ExpressionMaxLength)
 	if err != nil {
 		return nil, calcRefusal(err)
 	}

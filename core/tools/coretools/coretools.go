@@ -3,6 +3,8 @@
 package coretools
 
 import (
+	"time"
+
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
@@ -17,17 +19,46 @@ type Ports struct {
 	Sandbox ports.FileJail
 }
 
+// Config is what the core family reads from the settings.
+type Config struct {
+	// ExpressionMaxLength caps calculate's expression.
+	ExpressionMaxLength int
+	// ReadFileMaxBytes caps the file read_file reads.
+	ReadFileMaxBytes int64
+	// FetchMaxResponseBytes, FetchTimeout and FetchMaxRedirects bound one
+	// safe_fetch.
+	FetchMaxResponseBytes int
+	FetchTimeout          time.Duration
+	FetchMaxRedirects     int
+}
+
+// Configure reads the core family's Config.
+func Configure(s *settings.Settings) Config {
+	return Config{
+		ExpressionMaxLength:   s.ExpressionMaxLength,
+		ReadFileMaxBytes:      int64(s.ReadFileMaxBytes),
+		FetchMaxResponseBytes: s.FetchMaxResponseBytes,
+		FetchTimeout:          settings.Seconds(s.FetchTimeoutSeconds),
+		FetchMaxRedirects:     s.FetchMaxRedirects,
+	}
+}
+
 // Family is the core family.
-var Family = core.LegacyFamily[Ports]{
-	ID: catalog.FamilyCore,
-	Declare: func(s *settings.Settings) core.Components {
-		return core.Components{Tools: []catalog.ToolSpec{safeFetch(s).Spec(), calculate(s).Spec(), readFile(s).Spec()}}
+var Family = core.Family[Config, Ports, *server]{
+	ID:        catalog.FamilyCore,
+	Configure: Configure,
+	Bounds:    func(c Config) catalog.Bounds { return catalog.Bounds{"expression": c.ExpressionMaxLength} },
+	Serve:     func(c Config, p Ports) *server { return &server{config: c, egress: p.Egress, jail: p.Sandbox} },
+	Tools: []core.FamilyTool[*server]{
+		core.Tool(safeFetch, (*server).fetch),
+		core.Tool(calculate, (*server).calculate),
+		core.Tool(readFile, (*server).read),
 	},
-	Bind: func(s *settings.Settings, p Ports) core.Components {
-		return core.Components{Tools: []catalog.ToolSpec{
-			safeFetch(s).Bind(fetcher{settings: s, egress: p.Egress}.fetch),
-			calculate(s).Bind(calculator{maxLen: s.ExpressionMaxLength}.calculate),
-			readFile(s).Bind(fileReader{maxBytes: int64(s.ReadFileMaxBytes), jail: p.Sandbox}.read),
-		}}
-	},
+}
+
+// server is what the core family's handlers share.
+type server struct {
+	config Config
+	egress ports.Egress
+	jail   ports.FileJail
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -22,29 +21,22 @@ type readFileOutput struct {
 
 // readFile defines read_file: a text file from the sandbox jail, by
 // relative path, sanitized and framed as untrusted data.
-func readFile(*settings.Settings) catalog.Tool[readFileInput, readFileOutput] {
-	return catalog.Define[readFileInput, readFileOutput](catalog.ToolDef{
-		Name:        "read_file",
-		Family:      catalog.FamilyCore,
-		Scope:       "tools:read",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_READ_FILE_PER_MINUTE", Default: 60},
-		Description: "Read a text file from the server's sandbox directory by relative path. Example: read_file(path=\"welcome.txt\").",
-		Annotations: catalog.Annotations{Title: "Read file", ReadOnly: true, Idempotent: true},
-		Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
-	})
-}
+var readFile = catalog.Define[readFileInput, readFileOutput](catalog.ToolDef{
+	Name:        "read_file",
+	Family:      catalog.FamilyCore,
+	Scope:       "tools:read",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_READ_FILE_PER_MINUTE", Default: 60},
+	Description: "Read a text file from the server's sandbox directory by relative path. Example: read_file(path=\"welcome.txt\").",
+	Annotations: catalog.Annotations{Title: "Read file", ReadOnly: true, Idempotent: true},
+	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
+})
 
-type fileReader struct {
-	maxBytes int64
-	jail     ports.FileJail
-}
-
-func (r fileReader) read(ctx context.Context, _ catalog.Call, in readFileInput) (*catalog.Reply[readFileOutput], error) {
-	rel, err := security.CleanRelPath(in.Path)
+func (r *server) read(ctx context.Context, _ catalog.Call, in readFileInput) (*catalog.Reply[readFileOutput], error) {
+	rel, err := catalog.CleanPath(in.Path)
 	if err != nil {
-		return nil, catalog.Invalid("%s", catalog.Sentence(err.Error()))
+		return nil, err
 	}
-	raw, _, err := r.jail.ReadFile(ctx, rel, r.maxBytes)
+	raw, _, err := r.jail.ReadFile(ctx, rel, r.config.ReadFileMaxBytes)
 	if err != nil {
 		return nil, fileRefusal(err)
 	}

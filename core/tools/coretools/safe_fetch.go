@@ -8,7 +8,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -43,29 +42,22 @@ type safeFetchOutput struct {
 
 // safeFetch defines safe_fetch: one public http(s) URL fetched through the
 // SSRF-guarded egress path, its text sanitized and framed as untrusted data.
-func safeFetch(*settings.Settings) catalog.Tool[safeFetchInput, safeFetchOutput] {
-	return catalog.Define[safeFetchInput, safeFetchOutput](catalog.ToolDef{
-		Name:    "safe_fetch",
-		Family:  catalog.FamilyCore,
-		Scope:   "tools:read",
-		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_SAFE_FETCH_PER_MINUTE", Default: 30},
-		Description: "Fetch a public http(s) URL and return its status, content type and sanitized body text. " +
-			"Private, loopback, link-local and metadata addresses are refused. Example: safe_fetch(url=\"https://example.com\")",
-		Annotations: catalog.Annotations{Title: "Safe fetch", ReadOnly: true, OpenWorld: true},
-		Bounds:      catalog.Bounds{"url": SafeFetchMaxURLLength},
-	})
-}
+var safeFetch = catalog.Define[safeFetchInput, safeFetchOutput](catalog.ToolDef{
+	Name:    "safe_fetch",
+	Family:  catalog.FamilyCore,
+	Scope:   "tools:read",
+	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_SAFE_FETCH_PER_MINUTE", Default: 30},
+	Description: "Fetch a public http(s) URL and return its status, content type and sanitized body text. " +
+		"Private, loopback, link-local and metadata addresses are refused. Example: safe_fetch(url=\"https://example.com\")",
+	Annotations: catalog.Annotations{Title: "Safe fetch", ReadOnly: true, OpenWorld: true},
+	Bounds:      catalog.Bounds{"url": SafeFetchMaxURLLength},
+})
 
-type fetcher struct {
-	settings *settings.Settings
-	egress   ports.Egress
-}
-
-func (f fetcher) fetch(ctx context.Context, _ catalog.Call, in safeFetchInput) (*catalog.Reply[safeFetchOutput], error) {
+func (f *server) fetch(ctx context.Context, _ catalog.Call, in safeFetchInput) (*catalog.Reply[safeFetchOutput], error) {
 	if strings.TrimSpace(in.URL) == "" {
 		return nil, catalog.Refuse(catalog.KindValidation, msgFetchEmptyURL)
 	}
-	maxBytes := f.settings.FetchMaxResponseBytes
+	maxBytes := f.config.FetchMaxResponseBytes
 	// Built from scratch: no inbound header, cookie or credential is
 	// carried, and Internal stays false for a caller's URL.
 	resp, err := f.egress.Fetch(ctx, ports.FetchRequest{
@@ -73,8 +65,8 @@ func (f fetcher) fetch(ctx context.Context, _ catalog.Call, in safeFetchInput) (
 		URL:          in.URL,
 		Headers:      map[string]string{"Accept": fetchAccept},
 		MaxBytes:     int64(maxBytes),
-		Timeout:      settings.Seconds(f.settings.FetchTimeoutSeconds),
-		MaxRedirects: f.settings.FetchMaxRedirects,
+		Timeout:      f.config.FetchTimeout,
+		MaxRedirects: f.config.FetchMaxRedirects,
 	})
 	if err != nil {
 		return nil, catalog.EgressRefusal(err, msgFetchFailed)

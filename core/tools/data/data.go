@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
@@ -20,8 +21,8 @@ import (
 )
 
 // Ports are what the data family's tools use. The connectors are
-// optional: an empty DSN (or no collection) leaves one unset, and Bind
-// serves the tools that need it as not configured.
+// optional: an empty DSN (or no collection) leaves one unset, and the
+// family serves the tools that need it as not configured.
 type Ports struct {
 	Authorizer ports.Authorizer
 	// Vetter admits only a single read-only SELECT.
@@ -40,41 +41,93 @@ type Ports struct {
 	Writer ports.VectorWriter `port:"optional"`
 }
 
-// Family is the data-connector family.
-var Family = core.LegacyFamily[Ports]{
-	ID: catalog.FamilyData,
-	Declare: func(s *settings.Settings) core.Components {
-		return core.Components{Tools: []catalog.ToolSpec{
-			sqlQuery(s).Spec(), vectorSearch(s).Spec(), vectorQuery(s).Spec(), hybridQuery(s).Spec(), docIndex(s).Spec(),
-		}}
-	},
-	Bind: bind,
+// Config is what the data family reads from the settings.
+type Config struct {
+	// Collections are the collections a vector tool may name
+	// (ARROWHEAD_PGVECTOR_COLLECTIONS, or the embedded index's default).
+	Collections []string
+	// EmbeddingDimensions is the width of every embedding.
+	EmbeddingDimensions int
+	// SQLQueryMaxLength, MaxDimensions and MaxK are the "$sql_length",
+	// "$dimensions" and "$max_k" schema bounds.
+	SQLQueryMaxLength, MaxDimensions, MaxK int
+	// SQLLimits bound one sql_query.
+	SQLLimits ports.SQLLimits
+	// Hybrid tunes hybrid_query's fusion.
+	Hybrid ports.HybridOptions
+	// IndexTimeout, IndexMaxFiles and IndexMaxChunks bound one doc_index
+	// run; IndexReuseUnchanged keeps chunks whose hash did not change.
+	IndexTimeout                  time.Duration
+	IndexMaxFiles, IndexMaxChunks int
+	IndexReuseUnchanged           bool
+	// DocMaxBytes caps a document doc_index reads; DocJSON bounds a JSON
+	// document's sanitizing; Chunks is how documents are chunked (its
+	// MaxChunks is set per document).
+	DocMaxBytes int64
+	DocJSON     content.JSONLimits
+	Chunks      content.ChunkSettings
 }
 
-// bind is the one place the data family decides what is not configured: a
-// tool whose optional port is unset refuses every call, naming what to set.
-func bind(s *settings.Settings, p Ports) core.Components {
-	t := tables{settings: s, authorizer: p.Authorizer}
-	tools := []catalog.ToolSpec{
-		sqlQuery(s).NotConfigured("The SQL connector is not configured (ARROWHEAD_SQL_DSN)."),
-		vectorSearch(s).NotConfigured("Vector search is not configured."),
-		vectorQuery(s).NotConfigured("Vector retrieval is not configured."),
-		hybridQuery(s).NotConfigured("Vector retrieval is not configured."),
-		docIndex(s).NotConfigured("Ingestion is not configured (ARROWHEAD_VECTOR_WRITE_DSN)."),
+// Configure reads the data family's Config.
+func Configure(s *settings.Settings) Config {
+	return Config{
+		Collections:         s.VectorCollections(),
+		EmbeddingDimensions: s.EmbeddingDimensions,
+		SQLQueryMaxLength:   s.SQLQueryMaxLength,
+		MaxDimensions:       s.PgvectorMaxDimensions,
+		MaxK:                s.PgvectorMaxK,
+		SQLLimits: ports.SQLLimits{
+			MaxRows:       s.SQLMaxRows,
+			MaxColumns:    s.SQLMaxColumns,
+			MaxCellBytes:  s.SQLMaxBytes,
+			MaxTotalBytes: s.SQLMaxBytes,
+			Timeout:       settings.Seconds(s.SQLTimeoutSeconds),
+			TempFileBytes: megabytes(s.SQLTempFileLimitMB),
+			WorkMemBytes:  megabytes(s.SQLWorkMemMB),
+		},
+		Hybrid:              ports.HybridOptions{RRFK: s.HybridRRFK, CandidateMultiplier: s.HybridCandidateMultiplier, Language: s.FTSLanguage},
+		IndexTimeout:        settings.Seconds(s.VectorIndexTimeoutSeconds),
+		IndexMaxFiles:       s.VectorIndexMaxFiles,
+		IndexMaxChunks:      s.VectorIndexMaxChunks,
+		IndexReuseUnchanged: s.IndexReuseUnchanged,
+		DocMaxBytes:         int64(s.DocMaxBytes),
+		DocJSON:             content.DocumentJSONLimits(s),
+		Chunks: content.ChunkSettings{
+			TextMaxChars: s.VectorIndexChunkMaxChars,
+			TextOverlap:  s.VectorIndexChunkOverlap,
+			CodeMaxChars: s.CodeChunkMaxChars,
+		},
 	}
-	if p.SQL != nil {
-		tools[0] = sqlQuery(s).Bind(sqlRunner{tables: t, vetter: p.Vetter, sql: p.SQL}.query)
-	}
-	if p.Vectors != nil {
-		tools[1] = vectorSearch(s).Bind(searcher{tables: t, vectors: p.Vectors}.search)
-		q := querier{tables: t, vectors: p.Vectors, embedder: p.Embedder}
-		tools[2] = vectorQuery(s).Bind(q.vector)
-		tools[3] = hybridQuery(s).Bind(q.hybrid)
-	}
-	if p.Writer != nil {
-		tools[4] = docIndex(s).Bind(indexer{tables: t, writer: p.Writer, embedder: p.Embedder, documents: p.Documents}.index)
-	}
-	return core.Components{Tools: tools}
+}
+
+// Family is the data-connector family. A tool whose optional port is unset
+// refuses every call, naming what to set.
+var Family = core.Family[Config, Ports, *server]{
+	ID:        catalog.FamilyData,
+	Configure: Configure,
+	Bounds: func(c Config) catalog.Bounds {
+		return catalog.Bounds{"sql_length": c.SQLQueryMaxLength, "dimensions": c.MaxDimensions, "max_k": c.MaxK}
+	},
+	Serve: func(c Config, p Ports) *server { return &server{config: c, Ports: p} },
+	Tools: []core.FamilyTool[*server]{
+		core.Tool(sqlQuery, (*server).query).
+			Needs(func(s *server) bool { return s.SQL != nil }, "The SQL connector is not configured (ARROWHEAD_SQL_DSN)."),
+		core.Tool(vectorSearch, (*server).search).
+			Needs(func(s *server) bool { return s.Vectors != nil }, "Vector search is not configured."),
+		core.Tool(vectorQuery, (*server).vectorQuery).
+			Needs(func(s *server) bool { return s.Vectors != nil }, "Vector retrieval is not configured."),
+		core.Tool(hybridQuery, (*server).hybridQuery).
+			Needs(func(s *server) bool { return s.Vectors != nil }, "Vector retrieval is not configured."),
+		core.Tool(docIndex, (*server).index).
+			Needs(func(s *server) bool { return s.Writer != nil }, "Ingestion is not configured (ARROWHEAD_VECTOR_WRITE_DSN)."),
+	},
+}
+
+// server is what every data tool shares: the Config, the connectors and
+// the per-resource gate on tables and collections.
+type server struct {
+	config Config
+	Ports
 }
 
 // MaxQueryTextChars bounds the natural-language query of vector_query and
@@ -84,16 +137,9 @@ const MaxQueryTextChars = 2000
 // DefaultK is the number of results when k is omitted.
 const DefaultK = 5
 
-// tables is what every data tool shares: the settings and the
-// per-resource gate on tables and collections.
-type tables struct {
-	settings   *settings.Settings
-	authorizer ports.Authorizer
-}
-
 // authorizeTable runs the per-resource check on a table or collection.
-func (t tables) authorizeTable(ctx context.Context, p ports.Principal, action ports.Action, table string) error {
-	if !t.authorizer.Authorize(ctx, p, action, ports.Resource{Kind: ports.KindTable, ID: table}).Allowed {
+func (t *server) authorizeTable(ctx context.Context, p ports.Principal, action ports.Action, table string) error {
+	if !t.Authorizer.Authorize(ctx, p, action, ports.Resource{Kind: ports.KindTable, ID: table}).Allowed {
 		return catalog.Denied()
 	}
 	return nil
@@ -101,8 +147,8 @@ func (t tables) authorizeTable(ctx context.Context, p ports.Principal, action po
 
 // collection checks the name against the allow-list; the refusal never
 // echoes it.
-func (t tables) collection(name string) (string, error) {
-	if !slices.Contains(t.settings.VectorCollections(), name) {
+func (t *server) collection(name string) (string, error) {
+	if !slices.Contains(t.config.Collections, name) {
 		return "", catalog.Invalid("The collection is not one this server allows (ARROWHEAD_PGVECTOR_COLLECTIONS).")
 	}
 	return name, nil
@@ -133,7 +179,7 @@ func vectorRefusal(err error) error {
 // hit is one retrieved chunk. Its fields are in key order: the text block
 // is this list rendered as JSON.
 type hit struct {
-	ChunkIndex int     `json:"chunk_index" description:"Chunk position in the source (citation)." minimum:"0" maximum:"2147483648"`
+	ChunkIndex int     `json:"chunk_index" description:"Chunk position in the source (citation)." minimum:"0" maximum:"$count"`
 	Content    string  `json:"content" description:"Sanitized chunk text (untrusted data)."`
 	ID         string  `json:"id" description:"Chunk id."`
 	Score      float64 `json:"score" description:"Higher is more relevant."`

@@ -259,3 +259,41 @@ func TestVectorSearchValidatesEmbeddings(t *testing.T) {
 		}
 	}
 }
+
+// TestUnsetConnectorsServeNotConfigured: with no optional connector, every
+// tool is still listed, and a valid call is refused as unavailable naming
+// what to set; the listing's bounds come from the family's Config.
+func TestUnsetConnectorsServeNotConfigured(t *testing.T) {
+	s := coretest.Settings(t, map[string]string{"ARROWHEAD_PROFILE": "full", "ARROWHEAD_SQL_QUERY_MAX_LENGTH": "5000"})
+	store, err := fs.OpenDocuments(fs.DocumentsConfig{Root: t.TempDir(), Extensions: s.DocAllowedExtensions})
+	if err != nil {
+		t.Fatal(err)
+	}
+	app, err := core.New(coretest.Deps(s, portstest.AllowAll{}, data.Family.With(data.Ports{Authorizer: portstest.AllowAll{},
+		Vetter: sqlguard.New(sqlguard.Config{}), Embedder: embed.NewDeterministic(64), Documents: store})))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for tool, c := range map[string]struct {
+		args map[string]any
+		want string
+	}{
+		"sql_query":     {map[string]any{"query": "select 1"}, "The SQL connector is not configured (ARROWHEAD_SQL_DSN)."},
+		"vector_search": {map[string]any{"collection": "docs", "embedding": []any{0.1}}, "Vector search is not configured."},
+		"vector_query":  {map[string]any{"collection": "docs", "query": "q"}, "Vector retrieval is not configured."},
+		"hybrid_query":  {map[string]any{"collection": "docs", "query": "q"}, "Vector retrieval is not configured."},
+		"doc_index":     {map[string]any{"collection": "docs"}, "Ingestion is not configured (ARROWHEAD_VECTOR_WRITE_DSN)."},
+	} {
+		_, te := coretest.Call(t, app, alice, tool, c.args)
+		if te == nil || te.Kind != catalog.KindUnavailable || te.Message != c.want {
+			t.Errorf("%s: %v, want unavailable %q", tool, te, c.want)
+		}
+	}
+	listed := data.Family.Declare(s)
+	if len(listed.Tools) != 5 {
+		t.Fatalf("%d tools declared", len(listed.Tools))
+	}
+	if m := listed.Tools[0].Input().Properties["query"].MaxLength; listed.Tools[0].Name() != "sql_query" || m == nil || *m != 5000 {
+		t.Errorf("sql_query's query bound %v, want ARROWHEAD_SQL_QUERY_MAX_LENGTH", m)
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -34,41 +33,32 @@ type docIndexInput struct {
 }
 
 type docIndexOutput struct {
-	DocumentsIndexed int      `json:"documents_indexed" description:"Documents chunked." minimum:"0" maximum:"2147483648"`
-	DocumentsSkipped int      `json:"documents_skipped" description:"Documents not indexed (not readable, refused by the sanitizer, or over a cap)." minimum:"0" maximum:"2147483648"`
-	DocumentsRemoved int      `json:"documents_removed" description:"Sources deleted from the collection because the document is gone." minimum:"0" maximum:"2147483648"`
-	ChunksTotal      int      `json:"chunks_total" description:"Chunks now stored for the indexed documents." minimum:"0" maximum:"2147483648"`
-	ChunksEmbedded   int      `json:"chunks_embedded" description:"Chunks embedded in this run (new or changed)." minimum:"0" maximum:"2147483648"`
-	ChunksUnchanged  int      `json:"chunks_unchanged" description:"Chunks whose content hash was unchanged (not re-embedded)." minimum:"0" maximum:"2147483648"`
-	ChunksRemoved    int      `json:"chunks_removed" description:"Sources truncated because a document shrank." minimum:"0" maximum:"2147483648"`
+	DocumentsIndexed int      `json:"documents_indexed" description:"Documents chunked." minimum:"0" maximum:"$count"`
+	DocumentsSkipped int      `json:"documents_skipped" description:"Documents not indexed (not readable, refused by the sanitizer, or over a cap)." minimum:"0" maximum:"$count"`
+	DocumentsRemoved int      `json:"documents_removed" description:"Sources deleted from the collection because the document is gone." minimum:"0" maximum:"$count"`
+	ChunksTotal      int      `json:"chunks_total" description:"Chunks now stored for the indexed documents." minimum:"0" maximum:"$count"`
+	ChunksEmbedded   int      `json:"chunks_embedded" description:"Chunks embedded in this run (new or changed)." minimum:"0" maximum:"$count"`
+	ChunksUnchanged  int      `json:"chunks_unchanged" description:"Chunks whose content hash was unchanged (not re-embedded)." minimum:"0" maximum:"$count"`
+	ChunksRemoved    int      `json:"chunks_removed" description:"Sources truncated because a document shrank." minimum:"0" maximum:"$count"`
 	Truncated        []string `json:"truncated" description:"Caps that cut the run short: files, chunks, timeout."`
 	Semantic         bool     `json:"semantic" description:"False when the embedder is the deterministic, non-semantic one."`
 }
 
 // docIndex defines doc_index.
-func docIndex(*settings.Settings) catalog.Tool[docIndexInput, docIndexOutput] {
-	return catalog.Define[docIndexInput, docIndexOutput](catalog.ToolDef{
-		Name:    "doc_index",
-		Family:  catalog.FamilyData,
-		Scope:   "vector:write",
-		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_VECTOR_INDEX_PER_MINUTE", Default: 6},
-		Description: "Index corpus documents into a collection for vector_query and hybrid_query: chunk, embed and store under the caller's tenant; unchanged chunks are not re-embedded and chunks of deleted or shrunk documents are removed. " +
-			"Example: doc_index(collection=\"doc_chunks\", path_prefix=\"handbook/\")",
-		Annotations: catalog.Annotations{Title: "Index documents", Idempotent: true},
-		Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
-	})
-}
+var docIndex = catalog.Define[docIndexInput, docIndexOutput](catalog.ToolDef{
+	Name:    "doc_index",
+	Family:  catalog.FamilyData,
+	Scope:   "vector:write",
+	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_VECTOR_INDEX_PER_MINUTE", Default: 6},
+	Description: "Index corpus documents into a collection for vector_query and hybrid_query: chunk, embed and store under the caller's tenant; unchanged chunks are not re-embedded and chunks of deleted or shrunk documents are removed. " +
+		"Example: doc_index(collection=\"doc_chunks\", path_prefix=\"handbook/\")",
+	Annotations: catalog.Annotations{Title: "Index documents", Idempotent: true},
+	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
+})
 
-// indexer is doc_index: the corpus it reads, the embedder, the vector
+// index serves doc_index: the corpus it reads, the embedder, the vector
 // writer and the table gate.
-type indexer struct {
-	tables
-	writer    ports.VectorWriter
-	embedder  ports.Embedder
-	documents ports.DocumentStore
-}
-
-func (x indexer) index(ctx context.Context, call catalog.Call, in docIndexInput) (*catalog.Reply[docIndexOutput], error) {
+func (x *server) index(ctx context.Context, call catalog.Call, in docIndexInput) (*catalog.Reply[docIndexOutput], error) {
 	coll, err := x.collection(in.Collection)
 	if err != nil {
 		return nil, err
@@ -76,17 +66,17 @@ func (x indexer) index(ctx context.Context, call catalog.Call, in docIndexInput)
 	if err := x.authorizeTable(ctx, call.Principal, ports.ActionIngest, coll); err != nil {
 		return nil, err
 	}
-	prefix, err := security.CleanRelPrefix(in.PathPrefix)
+	prefix, err := catalog.CleanPrefix(in.PathPrefix)
 	if err != nil {
-		return nil, catalog.Invalid("The path prefix is refused: %s.", err.Error())
+		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, settings.Seconds(x.settings.VectorIndexTimeoutSeconds))
+	ctx, cancel := context.WithTimeout(ctx, x.config.IndexTimeout)
 	defer cancel()
 	rep, err := x.run(ctx, call, coll, prefix)
 	if err != nil {
 		return nil, err
 	}
-	return rep.reply(x.embedder.Semantic()), nil
+	return rep.reply(x.Embedder.Semantic()), nil
 }
 
 type indexReport struct {
@@ -118,11 +108,11 @@ func ChunkID(tenant, source string, index int) string {
 	return hex.EncodeToString(sum[:16])
 }
 
-func (x indexer) run(ctx context.Context, call catalog.Call, coll, prefix string) (indexReport, error) {
-	s := x.settings
+func (x *server) run(ctx context.Context, call catalog.Call, coll, prefix string) (indexReport, error) {
+	c := x.config
 	var rep indexReport
 	owner := tenant(call.Principal)
-	listed, listTruncated, err := x.documents.List(ctx, prefix, s.VectorIndexMaxFiles)
+	listed, listTruncated, err := x.Documents.List(ctx, prefix, c.IndexMaxFiles)
 	if err != nil {
 		return rep, catalog.Failed("The corpus could not be listed.").WithCause(err)
 	}
@@ -130,8 +120,8 @@ func (x indexer) run(ctx context.Context, call catalog.Call, coll, prefix string
 		rep.truncated = append(rep.truncated, "files")
 	}
 	present := map[string]bool{}
-	budget := s.VectorIndexMaxChunks
-	w := &indexWrites{writer: x.writer, coll: coll, owner: owner, rep: &rep}
+	budget := c.IndexMaxChunks
+	w := &indexWrites{writer: x.Writer, coll: coll, owner: owner, rep: &rep}
 	timedOut := false
 	for i, f := range listed {
 		if ctx.Err() != nil {
@@ -142,7 +132,7 @@ func (x indexer) run(ctx context.Context, call catalog.Call, coll, prefix string
 		if call.Progress != nil {
 			call.Progress(float64(i), float64(len(listed)), "indexing")
 		}
-		if !x.authorizer.Authorize(ctx, call.Principal, ports.ActionRead, ports.Resource{Kind: ports.KindDocument, ID: f.Path}).Allowed {
+		if !x.Authorizer.Authorize(ctx, call.Principal, ports.ActionRead, ports.Resource{Kind: ports.KindDocument, ID: f.Path}).Allowed {
 			rep.skipped++
 			continue
 		}
@@ -180,7 +170,7 @@ func (x indexer) run(ctx context.Context, call catalog.Call, coll, prefix string
 	// Remove documents that are gone, but only after a complete listing:
 	// a capped or interrupted run must not delete what it did not see.
 	if len(rep.truncated) == 0 {
-		sources, err := x.writer.Sources(ctx, coll, owner, prefix)
+		sources, err := x.Writer.Sources(ctx, coll, owner, prefix)
 		if err != nil {
 			return rep, vectorRefusal(err)
 		}
@@ -188,7 +178,7 @@ func (x indexer) run(ctx context.Context, call catalog.Call, coll, prefix string
 			if present[src] || !underPrefix(src, prefix) {
 				continue
 			}
-			if err := x.writer.Truncate(ctx, coll, owner, src, 0); err != nil {
+			if err := x.Writer.Truncate(ctx, coll, owner, src, 0); err != nil {
 				return rep, vectorRefusal(err)
 			}
 			rep.removedDocs++
@@ -202,27 +192,23 @@ func (x indexer) run(ctx context.Context, call catalog.Call, coll, prefix string
 
 // chunksOf reads, sanitizes and chunks one document; ok is false when the
 // document cannot be indexed (gone, too large, refused by its sanitizer).
-func (x indexer) chunksOf(ctx context.Context, rel string, maxChunks int) ([]string, bool) {
-	s := x.settings
-	raw, _, err := x.documents.Read(ctx, rel, int64(s.DocMaxBytes))
+func (x *server) chunksOf(ctx context.Context, rel string, maxChunks int) ([]string, bool) {
+	raw, _, err := x.Documents.Read(ctx, rel, x.config.DocMaxBytes)
 	if err != nil {
 		return nil, false
 	}
-	text, err := content.SanitizeDocument(rel, raw, content.DocumentJSONLimits(s))
+	text, err := content.SanitizeDocument(rel, raw, x.config.DocJSON)
 	if err != nil {
 		return nil, false
 	}
-	return content.ChunkFor(rel, text, content.ChunkSettings{
-		TextMaxChars: s.VectorIndexChunkMaxChars,
-		TextOverlap:  s.VectorIndexChunkOverlap,
-		CodeMaxChars: s.CodeChunkMaxChars,
-		MaxChunks:    maxChunks,
-	}), true
+	chunking := x.config.Chunks
+	chunking.MaxChunks = maxChunks
+	return content.ChunkFor(rel, text, chunking), true
 }
 
 // indexDocument embeds only the chunks whose hash changed and queues them,
 // with the trimming of chunks past the document's new end, on w.
-func (x indexer) indexDocument(ctx context.Context, w *indexWrites, source string, chunks []string) error {
+func (x *server) indexDocument(ctx context.Context, w *indexWrites, source string, chunks []string) error {
 	existing, err := w.writer.Hashes(ctx, w.coll, w.owner, source)
 	if err != nil {
 		return vectorRefusal(err)
@@ -232,7 +218,7 @@ func (x indexer) indexDocument(ctx context.Context, w *indexWrites, source strin
 	for i, c := range chunks {
 		sum := sha256.Sum256([]byte(c))
 		hash := hex.EncodeToString(sum[:])
-		if x.settings.IndexReuseUnchanged && existing[i] == hash {
+		if x.config.IndexReuseUnchanged && existing[i] == hash {
 			doc.unchanged++
 			continue
 		}
@@ -244,7 +230,7 @@ func (x indexer) indexDocument(ctx context.Context, w *indexWrites, source strin
 		for i, c := range batch {
 			texts[i] = c.Content
 		}
-		vecs, err := x.embedder.Embed(ctx, texts)
+		vecs, err := x.Embedder.Embed(ctx, texts)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()

@@ -8,7 +8,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -16,43 +15,35 @@ import (
 const MaxSQLParams = 100
 
 type sqlQueryInput struct {
-	Query  string         `json:"query" description:"A single SELECT statement." maxLength:"$query"`
+	Query  string         `json:"query" description:"A single SELECT statement." maxLength:"$sql_length"`
 	Params map[string]any `json:"params,omitempty" description:"Values for the query's :named parameters." maxProperties:"$params" values:"description=A string, number, boolean or null bound to :name."`
 }
 
 type sqlQueryOutput struct {
 	Columns   []string `json:"columns" description:"Sanitized column names."`
 	Rows      [][]any  `json:"rows" description:"Rows of JSON values (untrusted data)."`
-	RowCount  int      `json:"row_count" description:"Rows returned." minimum:"0" maximum:"2147483648"`
+	RowCount  int      `json:"row_count" description:"Rows returned." minimum:"0" maximum:"$count"`
 	Truncated []string `json:"truncated" description:"Bounds that cut the result: rows, columns, cell_bytes, total_bytes."`
 	Marker    string   `json:"marker" description:"The untrusted-data marker framing the text answer."`
 	Untrusted bool     `json:"untrusted" description:"Always true."`
 }
 
-// sqlQuery defines sql_query.
-func sqlQuery(s *settings.Settings) catalog.Tool[sqlQueryInput, sqlQueryOutput] {
-	return catalog.Define[sqlQueryInput, sqlQueryOutput](catalog.ToolDef{
-		Name:    "sql_query",
-		Family:  catalog.FamilyData,
-		Scope:   "sql:read",
-		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_SQL_QUERY_PER_MINUTE", Default: 60},
-		Description: "Run one read-only SELECT and return its rows as untrusted data; every referenced table is authorized and results are capped. Bind values with :named parameters. " +
-			"Example: sql_query(query=\"select id, email from users where org = :org\", params={\"org\": \"acme\"})",
-		Annotations: catalog.Annotations{Title: "SQL query", ReadOnly: true},
-		Bounds:      catalog.Bounds{"query": s.SQLQueryMaxLength, "params": MaxSQLParams},
-	})
-}
+// sqlQuery defines sql_query; "$sql_length" is the family's
+// ARROWHEAD_SQL_QUERY_MAX_LENGTH bound.
+var sqlQuery = catalog.Define[sqlQueryInput, sqlQueryOutput](catalog.ToolDef{
+	Name:    "sql_query",
+	Family:  catalog.FamilyData,
+	Scope:   "sql:read",
+	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_SQL_QUERY_PER_MINUTE", Default: 60},
+	Description: "Run one read-only SELECT and return its rows as untrusted data; every referenced table is authorized and results are capped. Bind values with :named parameters. " +
+		"Example: sql_query(query=\"select id, email from users where org = :org\", params={\"org\": \"acme\"})",
+	Annotations: catalog.Annotations{Title: "SQL query", ReadOnly: true},
+	Bounds:      catalog.Bounds{"params": MaxSQLParams},
+})
 
-// sqlRunner is sql_query: the vetter, the runner and the table gate.
-type sqlRunner struct {
-	tables
-	vetter ports.QueryVetter
-	sql    ports.SQLRunner
-}
-
-func (r sqlRunner) query(ctx context.Context, call catalog.Call, in sqlQueryInput) (*catalog.Reply[sqlQueryOutput], error) {
-	s := r.settings
-	q, err := r.vetter.Vet(in.Query)
+// query serves sql_query: the vetter, the runner and the table gate.
+func (r *server) query(ctx context.Context, call catalog.Call, in sqlQueryInput) (*catalog.Reply[sqlQueryOutput], error) {
+	q, err := r.Vetter.Vet(in.Query)
 	if err != nil {
 		if refusal, ok := ports.AsSQLRefusal(err); ok {
 			return nil, catalog.Invalid("The statement is refused: %s.", refusal.Reason)
@@ -60,7 +51,7 @@ func (r sqlRunner) query(ctx context.Context, call catalog.Call, in sqlQueryInpu
 		return nil, err
 	}
 	if len(q.Tables) == 0 {
-		if !r.authorizer.Authorize(ctx, call.Principal, ports.ActionQuery, ports.Resource{Kind: ports.KindTableless}).Allowed {
+		if !r.Authorizer.Authorize(ctx, call.Principal, ports.ActionQuery, ports.Resource{Kind: ports.KindTableless}).Allowed {
 			return nil, catalog.Denied()
 		}
 	}
@@ -73,15 +64,7 @@ func (r sqlRunner) query(ctx context.Context, call catalog.Call, in sqlQueryInpu
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.sql.Query(ctx, q, bound, ports.SQLLimits{
-		MaxRows:       s.SQLMaxRows,
-		MaxColumns:    s.SQLMaxColumns,
-		MaxCellBytes:  s.SQLMaxBytes,
-		MaxTotalBytes: s.SQLMaxBytes,
-		Timeout:       settings.Seconds(s.SQLTimeoutSeconds),
-		TempFileBytes: megabytes(s.SQLTempFileLimitMB),
-		WorkMemBytes:  megabytes(s.SQLWorkMemMB),
-	})
+	res, err := r.SQL.Query(ctx, q, bound, r.config.SQLLimits)
 	if err != nil {
 		return nil, sqlRefusal(err)
 	}

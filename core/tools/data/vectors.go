@@ -8,7 +8,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -19,27 +18,20 @@ type vectorSearchInput struct {
 }
 
 // vectorSearch defines vector_search: nearest rows to a caller-supplied
-// embedding.
-func vectorSearch(s *settings.Settings) catalog.Tool[vectorSearchInput, hitsOutput] {
-	return catalog.Define[vectorSearchInput, hitsOutput](catalog.ToolDef{
-		Name:    "vector_search",
-		Family:  catalog.FamilyData,
-		Scope:   "vector:search",
-		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_VECTOR_SEARCH_PER_MINUTE", Default: 30},
-		Description: "Find the rows of an allow-listed collection nearest to a query embedding, within the caller's tenant; results are capped. " +
-			"Example: vector_search(collection=\"documents\", embedding=[0.1, 0.2], k=5)",
-		Annotations: catalog.Annotations{Title: "Vector search", ReadOnly: true, Idempotent: true},
-		Bounds:      catalog.Bounds{"dimensions": s.PgvectorMaxDimensions, "max_k": s.PgvectorMaxK},
-	})
-}
+// embedding. "$dimensions" and "$max_k" are the family's
+// ARROWHEAD_PGVECTOR_MAX_* bounds.
+var vectorSearch = catalog.Define[vectorSearchInput, hitsOutput](catalog.ToolDef{
+	Name:    "vector_search",
+	Family:  catalog.FamilyData,
+	Scope:   "vector:search",
+	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_VECTOR_SEARCH_PER_MINUTE", Default: 30},
+	Description: "Find the rows of an allow-listed collection nearest to a query embedding, within the caller's tenant; results are capped. " +
+		"Example: vector_search(collection=\"documents\", embedding=[0.1, 0.2], k=5)",
+	Annotations: catalog.Annotations{Title: "Vector search", ReadOnly: true, Idempotent: true},
+})
 
-// searcher is vector_search: the vector reader and the table gate.
-type searcher struct {
-	tables
-	vectors ports.VectorReader
-}
-
-func (r searcher) search(ctx context.Context, call catalog.Call, in vectorSearchInput) (*catalog.Reply[hitsOutput], error) {
+// search serves vector_search: the vector reader and the table gate.
+func (r *server) search(ctx context.Context, call catalog.Call, in vectorSearchInput) (*catalog.Reply[hitsOutput], error) {
 	coll, err := r.collection(in.Collection)
 	if err != nil {
 		return nil, err
@@ -51,7 +43,7 @@ func (r searcher) search(ctx context.Context, call catalog.Call, in vectorSearch
 	if err != nil {
 		return nil, err
 	}
-	hits, err := r.vectors.Search(ctx, coll, tenant(call.Principal), vec, kOrDefault(in.K))
+	hits, err := r.Vectors.Search(ctx, coll, tenant(call.Principal), vec, kOrDefault(in.K))
 	if err != nil {
 		return nil, vectorRefusal(err)
 	}
@@ -60,9 +52,9 @@ func (r searcher) search(ctx context.Context, call catalog.Call, in vectorSearch
 
 // vector validates a caller embedding: the configured width, finite values
 // representable as float32.
-func (t tables) vector(nums []json.Number) ([]float32, error) {
-	if len(nums) != t.settings.EmbeddingDimensions {
-		return nil, catalog.Invalid("The embedding must have exactly %d numbers (ARROWHEAD_EMBEDDING_DIMENSIONS).", t.settings.EmbeddingDimensions)
+func (t *server) vector(nums []json.Number) ([]float32, error) {
+	if len(nums) != t.config.EmbeddingDimensions {
+		return nil, catalog.Invalid("The embedding must have exactly %d numbers (ARROWHEAD_EMBEDDING_DIMENSIONS).", t.config.EmbeddingDimensions)
 	}
 	out := make([]float32, len(nums))
 	for i, n := range nums {
@@ -83,8 +75,8 @@ type textQueryInput struct {
 
 // queryTool defines vector_query and hybrid_query, which embed the caller's
 // text server-side after authorization (so a denied caller never triggers
-// an outbound embedding request).
-func queryTool(s *settings.Settings, name, ceilingVar, desc, title string) catalog.Tool[textQueryInput, hitsOutput] {
+// an outbound embedding request). "$max_k" is the family's bound.
+func queryTool(name, ceilingVar, desc, title string) catalog.Tool[textQueryInput, hitsOutput] {
 	return catalog.Define[textQueryInput, hitsOutput](catalog.ToolDef{
 		Name:        name,
 		Family:      catalog.FamilyData,
@@ -92,44 +84,33 @@ func queryTool(s *settings.Settings, name, ceilingVar, desc, title string) catal
 		Ceiling:     catalog.Ceiling{Var: ceilingVar, Default: 30},
 		Description: desc,
 		Annotations: catalog.Annotations{Title: title, ReadOnly: true, Idempotent: true},
-		Bounds:      catalog.Bounds{"query": MaxQueryTextChars, "max_k": s.PgvectorMaxK},
+		Bounds:      catalog.Bounds{"query": MaxQueryTextChars},
 	})
 }
 
 // vectorQuery defines vector_query.
-func vectorQuery(s *settings.Settings) catalog.Tool[textQueryInput, hitsOutput] {
-	return queryTool(s, "vector_query", "ARROWHEAD_VECTOR_QUERY_PER_MINUTE",
-		"Find the corpus chunks most similar to a natural-language query within the caller's tenant; the query is embedded server-side and each result cites its source and chunk index. "+
-			"Example: vector_query(collection=\"doc_chunks\", query=\"how do refunds work?\", k=5)",
-		"Vector query")
-}
+var vectorQuery = queryTool("vector_query", "ARROWHEAD_VECTOR_QUERY_PER_MINUTE",
+	"Find the corpus chunks most similar to a natural-language query within the caller's tenant; the query is embedded server-side and each result cites its source and chunk index. "+
+		"Example: vector_query(collection=\"doc_chunks\", query=\"how do refunds work?\", k=5)",
+	"Vector query")
 
 // hybridQuery defines hybrid_query.
-func hybridQuery(s *settings.Settings) catalog.Tool[textQueryInput, hitsOutput] {
-	return queryTool(s, "hybrid_query", "ARROWHEAD_HYBRID_QUERY_PER_MINUTE",
-		"Retrieve corpus chunks by vector and keyword relevance fused with reciprocal rank fusion, within the caller's tenant; results cite source and chunk index. "+
-			"Example: hybrid_query(collection=\"doc_chunks\", query=\"refund window\", k=5)",
-		"Hybrid query")
+var hybridQuery = queryTool("hybrid_query", "ARROWHEAD_HYBRID_QUERY_PER_MINUTE",
+	"Retrieve corpus chunks by vector and keyword relevance fused with reciprocal rank fusion, within the caller's tenant; results cite source and chunk index. "+
+		"Example: hybrid_query(collection=\"doc_chunks\", query=\"refund window\", k=5)",
+	"Hybrid query")
+
+// vectorQuery and hybridQuery serve vector_query and hybrid_query: the
+// vector reader, the embedder and the table gate.
+func (q *server) vectorQuery(ctx context.Context, call catalog.Call, in textQueryInput) (*catalog.Reply[hitsOutput], error) {
+	return q.retrieve(ctx, call, in, false)
 }
 
-// querier is vector_query and hybrid_query: the vector reader, the
-// embedder and the table gate.
-type querier struct {
-	tables
-	vectors  ports.VectorReader
-	embedder ports.Embedder
+func (q *server) hybridQuery(ctx context.Context, call catalog.Call, in textQueryInput) (*catalog.Reply[hitsOutput], error) {
+	return q.retrieve(ctx, call, in, true)
 }
 
-func (q querier) vector(ctx context.Context, call catalog.Call, in textQueryInput) (*catalog.Reply[hitsOutput], error) {
-	return q.run(ctx, call, in, false)
-}
-
-func (q querier) hybrid(ctx context.Context, call catalog.Call, in textQueryInput) (*catalog.Reply[hitsOutput], error) {
-	return q.run(ctx, call, in, true)
-}
-
-func (q querier) run(ctx context.Context, call catalog.Call, in textQueryInput, hybrid bool) (*catalog.Reply[hitsOutput], error) {
-	s := q.settings
+func (q *server) retrieve(ctx context.Context, call catalog.Call, in textQueryInput, hybrid bool) (*catalog.Reply[hitsOutput], error) {
 	coll, err := q.collection(in.Collection)
 	if err != nil {
 		return nil, err
@@ -141,7 +122,7 @@ func (q querier) run(ctx context.Context, call catalog.Call, in textQueryInput, 
 	if text == "" || !utf8.ValidString(text) {
 		return nil, catalog.Invalid("The query must be non-empty UTF-8 text.")
 	}
-	vecs, err := q.embedder.Embed(ctx, []string{text})
+	vecs, err := q.Embedder.Embed(ctx, []string{text})
 	if err != nil || len(vecs) != 1 {
 		return nil, catalog.Failed("The query could not be embedded.").WithCause(err)
 	}
@@ -150,14 +131,12 @@ func (q querier) run(ctx context.Context, call catalog.Call, in textQueryInput, 
 	mode := "vector"
 	if hybrid {
 		mode = "hybrid"
-		hits, err = q.vectors.Hybrid(ctx, coll, tenant(call.Principal), text, vecs[0], k, ports.HybridOptions{
-			RRFK: s.HybridRRFK, CandidateMultiplier: s.HybridCandidateMultiplier, Language: s.FTSLanguage,
-		})
+		hits, err = q.Vectors.Hybrid(ctx, coll, tenant(call.Principal), text, vecs[0], k, q.config.Hybrid)
 	} else {
-		hits, err = q.vectors.Search(ctx, coll, tenant(call.Principal), vecs[0], k)
+		hits, err = q.Vectors.Search(ctx, coll, tenant(call.Principal), vecs[0], k)
 	}
 	if err != nil {
 		return nil, vectorRefusal(err)
 	}
-	return hitsReply(hits, q.embedder.Semantic(), mode), nil
+	return hitsReply(hits, q.Embedder.Semantic(), mode), nil
 }

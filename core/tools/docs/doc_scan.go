@@ -20,8 +20,8 @@ type docScanInput struct {
 type ScanFinding struct {
 	Type        string `json:"type" description:"Secret or PII type."`
 	Path        string `json:"path" description:"Document path."`
-	Line        int    `json:"line" description:"1-based line." minimum:"1" maximum:"2147483648"`
-	Column      int    `json:"column" description:"1-based column, in characters." minimum:"1" maximum:"2147483648"`
+	Line        int    `json:"line" description:"1-based line." minimum:"1" maximum:"$count"`
+	Column      int    `json:"column" description:"1-based column, in characters." minimum:"1" maximum:"$count"`
 	Placeholder string `json:"placeholder" description:"[REDACTED:TYPE:tag]; the tag is a keyed hash, never the value."`
 }
 
@@ -29,8 +29,8 @@ type ScanFinding struct {
 // completed scan_corpus_async task.
 type ScanOutput struct {
 	Findings     []ScanFinding `json:"findings" description:"Redacted findings."`
-	FilesScanned int           `json:"files_scanned" description:"Documents scanned." minimum:"0" maximum:"2147483648"`
-	FilesSkipped int           `json:"files_skipped" description:"Documents not scanned (not authorized, too large or unreadable)." minimum:"0" maximum:"2147483648"`
+	FilesScanned int           `json:"files_scanned" description:"Documents scanned." minimum:"0" maximum:"$count"`
+	FilesSkipped int           `json:"files_skipped" description:"Documents not scanned (not authorized, too large or unreadable)." minimum:"0" maximum:"$count"`
 	Truncated    []string      `json:"truncated" description:"Bounds that cut the scan short."`
 }
 

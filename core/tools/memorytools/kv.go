@@ -6,7 +6,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -33,50 +32,43 @@ type kvGetOutput struct {
 	Provenance provenanceOut `json:"provenance" description:"Who set it, and when."`
 }
 
-// kvSet defines kv_set.
-func kvSet(s *settings.Settings) catalog.Tool[kvSetInput, kvSetOutput] {
-	return catalog.Define[kvSetInput, kvSetOutput](catalog.ToolDef{
-		Name:        "kv_set",
-		Family:      catalog.FamilyMemory,
-		Scope:       "memory:write",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_KV_SET_PER_MINUTE", Default: 60},
-		Description: "Set a scratchpad key you own to a value, replacing it, optionally expiring after ttl_seconds. Example: kv_set(key=\"draft\", value=\"step 2 of 5\", ttl_seconds=3600)",
-		Annotations: catalog.Annotations{Title: "Set key", Destructive: true, Idempotent: true},
-		Bounds:      catalog.Bounds{"max_ttl": s.KVMaxTTLSeconds},
-	})
-}
+// kvSet defines kv_set; "$max_ttl" is the family's ARROWHEAD_KV_MAX_TTL_SECONDS bound.
+var kvSet = catalog.Define[kvSetInput, kvSetOutput](catalog.ToolDef{
+	Name:        "kv_set",
+	Family:      catalog.FamilyMemory,
+	Scope:       "memory:write",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_KV_SET_PER_MINUTE", Default: 60},
+	Description: "Set a scratchpad key you own to a value, replacing it, optionally expiring after ttl_seconds. Example: kv_set(key=\"draft\", value=\"step 2 of 5\", ttl_seconds=3600)",
+	Annotations: catalog.Annotations{Title: "Set key", Destructive: true, Idempotent: true},
+})
 
 // kvGet defines kv_get.
-func kvGet(*settings.Settings) catalog.Tool[kvKeyInput, kvGetOutput] {
-	return catalog.Define[kvKeyInput, kvGetOutput](catalog.ToolDef{
-		Name:        "kv_get",
-		Family:      catalog.FamilyMemory,
-		Scope:       "memory:read",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_KV_GET_PER_MINUTE", Default: 120},
-		Description: "Read a scratchpad key you own. A missing, expired or foreign key is reported as not found. Example: kv_get(key=\"draft\")",
-		Annotations: catalog.Annotations{Title: "Get key", ReadOnly: true, Idempotent: true},
-	})
-}
+var kvGet = catalog.Define[kvKeyInput, kvGetOutput](catalog.ToolDef{
+	Name:        "kv_get",
+	Family:      catalog.FamilyMemory,
+	Scope:       "memory:read",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_KV_GET_PER_MINUTE", Default: 120},
+	Description: "Read a scratchpad key you own. A missing, expired or foreign key is reported as not found. Example: kv_get(key=\"draft\")",
+	Annotations: catalog.Annotations{Title: "Get key", ReadOnly: true, Idempotent: true},
+})
 
 // kvDelete defines kv_delete.
-func kvDelete(*settings.Settings) catalog.Tool[kvKeyInput, deletedOutput] {
-	return catalog.Define[kvKeyInput, deletedOutput](catalog.ToolDef{
-		Name:        "kv_delete",
-		Family:      catalog.FamilyMemory,
-		Scope:       "memory:write",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_KV_DELETE_PER_MINUTE", Default: 60},
-		Description: "Delete a scratchpad key you own. Example: kv_delete(key=\"draft\")",
-		Annotations: catalog.Annotations{Title: "Delete key", Destructive: true, Idempotent: true},
-	})
-}
+var kvDelete = catalog.Define[kvKeyInput, deletedOutput](catalog.ToolDef{
+	Name:        "kv_delete",
+	Family:      catalog.FamilyMemory,
+	Scope:       "memory:write",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_KV_DELETE_PER_MINUTE", Default: 60},
+	Description: "Delete a scratchpad key you own. Example: kv_delete(key=\"draft\")",
+	Annotations: catalog.Annotations{Title: "Delete key", Destructive: true, Idempotent: true},
+})
 
-func (m memories) kvSet(ctx context.Context, call catalog.Call, in kvSetInput) (*catalog.Reply[kvSetOutput], error) {
+func (m *memories) kvSet(ctx context.Context, call catalog.Call, in kvSetInput) (*catalog.Reply[kvSetOutput], error) {
 	who, err := m.authorize(ctx, call, ports.ActionWrite, ports.KindKV, in.Key)
 	if err != nil {
 		return nil, err
 	}
-	if len(in.Value) > m.settings.KVMaxValueBytes {
-		return nil, catalog.Invalid("The value exceeds %d bytes (ARROWHEAD_KV_MAX_VALUE_BYTES).", m.settings.KVMaxValueBytes)
+	if len(in.Value) > m.config.KVMaxValueBytes {
+		return nil, catalog.Invalid("The value exceeds %d bytes (ARROWHEAD_KV_MAX_VALUE_BYTES).", m.config.KVMaxValueBytes)
 	}
 	now := m.clock.Now()
 	e := ports.KVEntry{Key: in.Key, Value: in.Value, UpdatedAt: now, Provenance: ports.Provenance{Tool: "kv_set", Caller: who, At: now}}
@@ -85,13 +77,13 @@ func (m memories) kvSet(ctx context.Context, call catalog.Call, in kvSetInput) (
 		e.ExpiresAt = now.Add(time.Duration(in.TTLSeconds) * time.Second)
 		out.ExpiresAt = stamp(e.ExpiresAt)
 	}
-	if err := m.backend.KVSet(ctx, who, e, m.limits()); err != nil {
+	if err := m.backend.KVSet(ctx, who, e, m.config.Limits); err != nil {
 		return nil, refusal(err, "Key")
 	}
 	return catalog.Answer(out, "Set "+in.Key+"."), nil
 }
 
-func (m memories) kvGet(ctx context.Context, call catalog.Call, in kvKeyInput) (*catalog.Reply[kvGetOutput], error) {
+func (m *memories) kvGet(ctx context.Context, call catalog.Call, in kvKeyInput) (*catalog.Reply[kvGetOutput], error) {
 	who, err := m.authorize(ctx, call, ports.ActionRead, ports.KindKV, in.Key)
 	if err != nil {
 		return nil, err
@@ -107,7 +99,7 @@ func (m memories) kvGet(ctx context.Context, call catalog.Call, in kvKeyInput) (
 	return catalog.Answer(out, out.Framed.Text), nil
 }
 
-func (m memories) kvDelete(ctx context.Context, call catalog.Call, in kvKeyInput) (*catalog.Reply[deletedOutput], error) {
+func (m *memories) kvDelete(ctx context.Context, call catalog.Call, in kvKeyInput) (*catalog.Reply[deletedOutput], error) {
 	who, err := m.authorize(ctx, call, ports.ActionWrite, ports.KindKV, in.Key)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -18,18 +17,16 @@ type deletedOutput struct {
 }
 
 // memoryDelete defines memory_delete.
-func memoryDelete(*settings.Settings) catalog.Tool[memoryDeleteInput, deletedOutput] {
-	return catalog.Define[memoryDeleteInput, deletedOutput](catalog.ToolDef{
-		Name:        "memory_delete",
-		Family:      catalog.FamilyMemory,
-		Scope:       "memory:write",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_MEMORY_DELETE_PER_MINUTE", Default: 30},
-		Description: "Delete one memory you own by namespace and id. An id you do not own is reported as not found. Example: memory_delete(namespace=\"prefs\", id=\"3f2a9c0d1e4b5a6f7081920a3b4c5d6e\")",
-		Annotations: catalog.Annotations{Title: "Delete memory", Destructive: true, Idempotent: true},
-	})
-}
+var memoryDelete = catalog.Define[memoryDeleteInput, deletedOutput](catalog.ToolDef{
+	Name:        "memory_delete",
+	Family:      catalog.FamilyMemory,
+	Scope:       "memory:write",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_MEMORY_DELETE_PER_MINUTE", Default: 30},
+	Description: "Delete one memory you own by namespace and id. An id you do not own is reported as not found. Example: memory_delete(namespace=\"prefs\", id=\"3f2a9c0d1e4b5a6f7081920a3b4c5d6e\")",
+	Annotations: catalog.Annotations{Title: "Delete memory", Destructive: true, Idempotent: true},
+})
 
-func (m memories) delete(ctx context.Context, call catalog.Call, in memoryDeleteInput) (*catalog.Reply[deletedOutput], error) {
+func (m *memories) delete(ctx context.Context, call catalog.Call, in memoryDeleteInput) (*catalog.Reply[deletedOutput], error) {
 	who, err := m.authorize(ctx, call, ports.ActionWrite, ports.KindMemory, in.Namespace)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -29,23 +28,21 @@ type memoryListOutput struct {
 }
 
 // memoryList defines memory_list.
-func memoryList(*settings.Settings) catalog.Tool[memoryListInput, memoryListOutput] {
-	return catalog.Define[memoryListInput, memoryListOutput](catalog.ToolDef{
-		Name:        "memory_list",
-		Family:      catalog.FamilyMemory,
-		Scope:       "memory:read",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_MEMORY_LIST_PER_MINUTE", Default: 60},
-		Description: "List the ids and metadata of the memories in a namespace you own. Example: memory_list(namespace=\"prefs\")",
-		Annotations: catalog.Annotations{Title: "List memories", ReadOnly: true, Idempotent: true},
-	})
-}
+var memoryList = catalog.Define[memoryListInput, memoryListOutput](catalog.ToolDef{
+	Name:        "memory_list",
+	Family:      catalog.FamilyMemory,
+	Scope:       "memory:read",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_MEMORY_LIST_PER_MINUTE", Default: 60},
+	Description: "List the ids and metadata of the memories in a namespace you own. Example: memory_list(namespace=\"prefs\")",
+	Annotations: catalog.Annotations{Title: "List memories", ReadOnly: true, Idempotent: true},
+})
 
-func (m memories) list(ctx context.Context, call catalog.Call, in memoryListInput) (*catalog.Reply[memoryListOutput], error) {
+func (m *memories) list(ctx context.Context, call catalog.Call, in memoryListInput) (*catalog.Reply[memoryListOutput], error) {
 	who, err := m.authorize(ctx, call, ports.ActionRead, ports.KindMemory, in.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	recs, truncated, err := m.backend.List(ctx, who, in.Namespace, m.settings.MemoryMaxEntriesPerNamespace)
+	recs, truncated, err := m.backend.List(ctx, who, in.Namespace, m.config.Limits.MaxEntriesPerNamespace)
 	if err != nil {
 		return nil, refusal(err, "Namespace")
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -33,27 +32,24 @@ type memorySearchOutput struct {
 
 const defaultK = 5
 
-// memorySearch defines memory_search.
-func memorySearch(s *settings.Settings) catalog.Tool[memorySearchInput, memorySearchOutput] {
-	return catalog.Define[memorySearchInput, memorySearchOutput](catalog.ToolDef{
-		Name:        "memory_search",
-		Family:      catalog.FamilyMemory,
-		Scope:       "memory:read",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_MEMORY_SEARCH_PER_MINUTE", Default: 60},
-		Description: "Recall the memories in a namespace you own most relevant to a query. Recall is semantic with the PostgreSQL backend on pgvector and a real embedding provider, keyword otherwise; the result says which. Example: memory_search(namespace=\"prefs\", query=\"units\", k=5)",
-		Annotations: catalog.Annotations{Title: "Search memories", ReadOnly: true, Idempotent: true},
-		Bounds:      catalog.Bounds{"max_k": s.MemoryMaxK},
-	})
-}
+// memorySearch defines memory_search; "$max_k" is the family's ARROWHEAD_MEMORY_MAX_K bound.
+var memorySearch = catalog.Define[memorySearchInput, memorySearchOutput](catalog.ToolDef{
+	Name:        "memory_search",
+	Family:      catalog.FamilyMemory,
+	Scope:       "memory:read",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_MEMORY_SEARCH_PER_MINUTE", Default: 60},
+	Description: "Recall the memories in a namespace you own most relevant to a query. Recall is semantic with the PostgreSQL backend on pgvector and a real embedding provider, keyword otherwise; the result says which. Example: memory_search(namespace=\"prefs\", query=\"units\", k=5)",
+	Annotations: catalog.Annotations{Title: "Search memories", ReadOnly: true, Idempotent: true},
+})
 
-func (m memories) search(ctx context.Context, call catalog.Call, in memorySearchInput) (*catalog.Reply[memorySearchOutput], error) {
+func (m *memories) search(ctx context.Context, call catalog.Call, in memorySearchInput) (*catalog.Reply[memorySearchOutput], error) {
 	who, err := m.authorize(ctx, call, ports.ActionRead, ports.KindMemory, in.Namespace)
 	if err != nil {
 		return nil, err
 	}
 	k := in.K
 	if k == 0 {
-		k = min(defaultK, m.settings.MemoryMaxK)
+		k = min(defaultK, m.config.MaxK)
 	}
 	embedding, err := m.embed(ctx, in.Query)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -27,24 +26,22 @@ type memoryStoreOutput struct {
 }
 
 // memoryStore defines memory_store.
-func memoryStore(*settings.Settings) catalog.Tool[memoryStoreInput, memoryStoreOutput] {
-	return catalog.Define[memoryStoreInput, memoryStoreOutput](catalog.ToolDef{
-		Name:        "memory_store",
-		Family:      catalog.FamilyMemory,
-		Scope:       "memory:write",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_MEMORY_STORE_PER_MINUTE", Default: 30},
-		Description: "Store a memory in a namespace you own and return its id. Identical content returns the existing id unchanged; pass id to update an entry in place. Example: memory_store(namespace=\"prefs\", content=\"prefers metric units\")",
-		Annotations: catalog.Annotations{Title: "Store memory", Idempotent: true},
-	})
-}
+var memoryStore = catalog.Define[memoryStoreInput, memoryStoreOutput](catalog.ToolDef{
+	Name:        "memory_store",
+	Family:      catalog.FamilyMemory,
+	Scope:       "memory:write",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_MEMORY_STORE_PER_MINUTE", Default: 30},
+	Description: "Store a memory in a namespace you own and return its id. Identical content returns the existing id unchanged; pass id to update an entry in place. Example: memory_store(namespace=\"prefs\", content=\"prefers metric units\")",
+	Annotations: catalog.Annotations{Title: "Store memory", Idempotent: true},
+})
 
-func (m memories) store(ctx context.Context, call catalog.Call, in memoryStoreInput) (*catalog.Reply[memoryStoreOutput], error) {
+func (m *memories) store(ctx context.Context, call catalog.Call, in memoryStoreInput) (*catalog.Reply[memoryStoreOutput], error) {
 	who, err := m.authorize(ctx, call, ports.ActionWrite, ports.KindMemory, in.Namespace)
 	if err != nil {
 		return nil, err
 	}
-	if len(in.Content) > m.settings.MemoryMaxContentBytes {
-		return nil, catalog.Invalid("The content exceeds %d bytes (ARROWHEAD_MEMORY_MAX_CONTENT_BYTES).", m.settings.MemoryMaxContentBytes)
+	if len(in.Content) > m.config.MaxContentBytes {
+		return nil, catalog.Invalid("The content exceeds %d bytes (ARROWHEAD_MEMORY_MAX_CONTENT_BYTES).", m.config.MaxContentBytes)
 	}
 	var metadata []byte
 	if len(in.Metadata) > 0 {
@@ -52,9 +49,9 @@ func (m memories) store(ctx context.Context, call catalog.Call, in memoryStoreIn
 		if err != nil {
 			return nil, catalog.Invalid("The metadata must be a JSON object.")
 		}
-		clean, err := content.SanitizeJSON(raw, content.JSONLimits{MaxBytes: m.settings.MemoryMaxMetadataBytes + 1})
-		if err != nil || len(clean) > m.settings.MemoryMaxMetadataBytes {
-			return nil, catalog.Invalid("The metadata exceeds %d bytes (ARROWHEAD_MEMORY_MAX_METADATA_BYTES) or is not plain JSON.", m.settings.MemoryMaxMetadataBytes)
+		clean, err := content.SanitizeJSON(raw, content.JSONLimits{MaxBytes: m.config.MaxMetadataBytes + 1})
+		if err != nil || len(clean) > m.config.MaxMetadataBytes {
+			return nil, catalog.Invalid("The metadata exceeds %d bytes (ARROWHEAD_MEMORY_MAX_METADATA_BYTES) or is not plain JSON.", m.config.MaxMetadataBytes)
 		}
 		metadata = []byte(clean)
 	}
@@ -70,7 +67,7 @@ func (m memories) store(ctx context.Context, call catalog.Call, in memoryStoreIn
 	rec, created, err := m.backend.Store(ctx, who, ports.MemoryWrite{
 		Namespace: in.Namespace, ID: in.ID, Content: in.Content, Metadata: metadata, Hash: contentHash(in.Content), NewID: id,
 		Embedding: embedding, Provenance: ports.Provenance{Tool: "memory_store", Caller: who, At: now},
-	}, m.limits())
+	}, m.config.Limits)
 	if err != nil {
 		return nil, refusal(err, "Memory")
 	}

@@ -41,21 +41,49 @@ type Ports struct {
 	Clock ports.Clock
 }
 
+// Config is what the memory family reads from the settings.
+type Config struct {
+	// Limits are the ARROWHEAD_MEMORY_* and ARROWHEAD_KV_* bounds the
+	// backend enforces on each write.
+	Limits ports.MemoryLimits
+	// MaxContentBytes and MaxMetadataBytes cap one memory.
+	MaxContentBytes, MaxMetadataBytes int
+	// MaxK caps memory_search's k (the "$max_k" bound).
+	MaxK int
+	// KVMaxValueBytes caps one kv value; KVMaxTTLSeconds its expiry (the
+	// "$max_ttl" bound).
+	KVMaxValueBytes, KVMaxTTLSeconds int
+}
+
+// Configure reads the memory family's Config.
+func Configure(s *settings.Settings) Config {
+	return Config{
+		Limits: ports.MemoryLimits{MaxEntriesPerNamespace: s.MemoryMaxEntriesPerNamespace, MaxNamespaces: s.MemoryMaxNamespaces,
+			QuotaBytes: s.MemoryQuotaBytes, MaxKeys: s.KVMaxKeys},
+		MaxContentBytes:  s.MemoryMaxContentBytes,
+		MaxMetadataBytes: s.MemoryMaxMetadataBytes,
+		MaxK:             s.MemoryMaxK,
+		KVMaxValueBytes:  s.KVMaxValueBytes,
+		KVMaxTTLSeconds:  s.KVMaxTTLSeconds,
+	}
+}
+
 // Family is the memory family.
-var Family = core.LegacyFamily[Ports]{
-	ID: catalog.FamilyMemory,
-	Declare: func(s *settings.Settings) core.Components {
-		return core.Components{Tools: []catalog.ToolSpec{
-			memoryStore(s).Spec(), memorySearch(s).Spec(), memoryList(s).Spec(), memoryDelete(s).Spec(),
-			kvSet(s).Spec(), kvGet(s).Spec(), kvDelete(s).Spec(),
-		}}
+var Family = core.Family[Config, Ports, *memories]{
+	ID:        catalog.FamilyMemory,
+	Configure: Configure,
+	Bounds:    func(c Config) catalog.Bounds { return catalog.Bounds{"max_k": c.MaxK, "max_ttl": c.KVMaxTTLSeconds} },
+	Serve: func(c Config, p Ports) *memories {
+		return &memories{config: c, backend: p.Memory, embedder: p.Embedder, authorizer: p.Authorizer, clock: p.Clock}
 	},
-	Bind: func(s *settings.Settings, p Ports) core.Components {
-		m := memories{settings: s, backend: p.Memory, embedder: p.Embedder, authorizer: p.Authorizer, clock: p.Clock}
-		return core.Components{Tools: []catalog.ToolSpec{
-			memoryStore(s).Bind(m.store), memorySearch(s).Bind(m.search), memoryList(s).Bind(m.list), memoryDelete(s).Bind(m.delete),
-			kvSet(s).Bind(m.kvSet), kvGet(s).Bind(m.kvGet), kvDelete(s).Bind(m.kvDelete),
-		}}
+	Tools: []core.FamilyTool[*memories]{
+		core.Tool(memoryStore, (*memories).store),
+		core.Tool(memorySearch, (*memories).search),
+		core.Tool(memoryList, (*memories).list),
+		core.Tool(memoryDelete, (*memories).delete),
+		core.Tool(kvSet, (*memories).kvSet),
+		core.Tool(kvGet, (*memories).kvGet),
+		core.Tool(kvDelete, (*memories).kvDelete),
 	},
 }
 
@@ -85,7 +113,7 @@ func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
 // memories is the family's handlers over the backend.
 type memories struct {
-	settings   *settings.Settings
+	config     Config
 	backend    ports.MemoryBackend
 	embedder   ports.Embedder // nil: keyword recall
 	authorizer ports.Authorizer
@@ -94,7 +122,7 @@ type memories struct {
 
 // embed returns text's embedding for semantic recall, nil without an
 // embedder.
-func (m memories) embed(ctx context.Context, text string) ([]float32, error) {
+func (m *memories) embed(ctx context.Context, text string) ([]float32, error) {
 	if m.embedder == nil {
 		return nil, nil
 	}
@@ -122,7 +150,7 @@ func owner(p ports.Principal) (string, error) {
 
 // authorize checks the caller's grant on a namespace (kind memory) or key
 // (kind kv) and returns the owner.
-func (m memories) authorize(ctx context.Context, call catalog.Call, action ports.Action, kind, id string) (string, error) {
+func (m *memories) authorize(ctx context.Context, call catalog.Call, action ports.Action, kind, id string) (string, error) {
 	who, err := owner(call.Principal)
 	if err != nil {
 		return "", err
@@ -131,12 +159,6 @@ func (m memories) authorize(ctx context.Context, call catalog.Call, action ports
 		return "", catalog.Denied()
 	}
 	return who, nil
-}
-
-func (m memories) limits() ports.MemoryLimits {
-	s := m.settings
-	return ports.MemoryLimits{MaxEntriesPerNamespace: s.MemoryMaxEntriesPerNamespace, MaxNamespaces: s.MemoryMaxNamespaces,
-		QuotaBytes: s.MemoryQuotaBytes, MaxKeys: s.KVMaxKeys}
 }
 
 // refusal maps backend errors onto refusals that name no value.

@@ -10,6 +10,8 @@
 package notify
 
 import (
+	"time"
+
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/security"
@@ -35,19 +37,47 @@ type Ports struct {
 	Clock ports.Clock
 }
 
+// Config is what the notify family reads from the settings.
+type Config struct {
+	// Allowlisted is true when ARROWHEAD_NOTIFY_ALLOWLIST names a
+	// destination: the family's gate. The parsed list is a port.
+	Allowlisted bool
+	// MaxPayloadBytes caps the JSON payload one delivery sends.
+	MaxPayloadBytes int
+	// MaxResponseBytes caps what is read of the webhook's answer.
+	MaxResponseBytes int64
+	// Timeout bounds one delivery.
+	Timeout time.Duration
+}
+
+// Configure reads the notify family's Config.
+func Configure(s *settings.Settings) Config {
+	return Config{
+		Allowlisted:      len(s.NotifyAllowlist) > 0,
+		MaxPayloadBytes:  s.NotifyMaxPayloadBytes,
+		MaxResponseBytes: int64(s.NotifyMaxResponseBytes),
+		Timeout:          settings.Seconds(s.NotifyTimeoutSeconds),
+	}
+}
+
 // Family is the notify family. It is served only when the allowlist names
 // at least one destination, so the default catalog never lists a tool that
 // cannot succeed.
-var Family = core.LegacyFamily[Ports]{
-	ID:      catalog.FamilyNotify,
-	Gate:    func(s *settings.Settings) bool { return len(s.NotifyAllowlist) > 0 },
-	GateDoc: "`ARROWHEAD_NOTIFY_ALLOWLIST` is not empty",
-	Declare: func(s *settings.Settings) core.Components {
-		return core.Components{Tools: []catalog.ToolSpec{notifyWebhook(s).Spec()}}
+var Family = core.Family[Config, Ports, *server]{
+	ID:        catalog.FamilyNotify,
+	Configure: Configure,
+	Gate:      func(c Config) bool { return c.Allowlisted },
+	GateDoc:   "`ARROWHEAD_NOTIFY_ALLOWLIST` is not empty",
+	Serve:     func(c Config, p Ports) *server { return &server{config: c, Ports: p} },
+	Tools: []core.FamilyTool[*server]{
+		core.Tool(notifyWebhook, (*server).notify),
 	},
-	Bind: func(s *settings.Settings, p Ports) core.Components {
-		n := notifier{settings: s, egress: p.Egress, allowlist: p.Allowlist, authorizer: p.Authorizer,
-			scanner: p.Scanner, signer: p.Signer, clock: p.Clock}
-		return core.Components{Tools: []catalog.ToolSpec{notifyWebhook(s).Bind(n.notify)}}
-	},
+}
+
+// server is notify_webhook's: the allowlist decides the destination, the
+// authorizer the caller's right to it, the scanner the payload, the egress
+// path the delivery.
+type server struct {
+	config Config
+	Ports
 }

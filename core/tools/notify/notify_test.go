@@ -192,4 +192,20 @@ func TestNotifyFamilyGatedByAllowlist(t *testing.T) {
 			t.Fatal("notify_webhook listed with an empty allowlist")
 		}
 	}
+	// Serves is the one answer adapters/wire asks before opening the
+	// family's egress path: the allowlist and the profile both decide.
+	allow := "https://hooks.example.com/services/"
+	for _, tc := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{nil, false},
+		{map[string]string{"ARROWHEAD_NOTIFY_ALLOWLIST": allow}, true},
+		{map[string]string{"ARROWHEAD_NOTIFY_ALLOWLIST": allow, "ARROWHEAD_PROFILE": "docs"}, true},
+		{map[string]string{"ARROWHEAD_NOTIFY_ALLOWLIST": allow, "ARROWHEAD_PROFILE": "coding"}, false},
+	} {
+		if got := notify.Family.Serves(coretest.Settings(t, tc.env)); got != tc.want {
+			t.Errorf("%v: Serves = %v, want %v", tc.env, got, tc.want)
+		}
+	}
 }

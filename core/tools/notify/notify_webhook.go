@@ -9,7 +9,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -28,30 +27,15 @@ type notifyOutput struct {
 }
 
 // notifyWebhook defines notify_webhook.
-func notifyWebhook(*settings.Settings) catalog.Tool[notifyInput, notifyOutput] {
-	return catalog.Define[notifyInput, notifyOutput](catalog.ToolDef{
-		Name:        "notify_webhook",
-		Family:      catalog.FamilyNotify,
-		Scope:       "notify:send",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_NOTIFY_WEBHOOK_PER_MINUTE", Default: 10},
-		Description: "POST a JSON payload to a webhook URL on the operator allowlist and return the bounded response status. Example: notify_webhook(url=\"https://hooks.example.com/services/T0\", payload={\"text\": \"done\"})",
-		Annotations: catalog.Annotations{Title: "Send webhook", OpenWorld: true},
-		Bounds:      catalog.Bounds{"url": security.MaxURLLength},
-	})
-}
-
-// notifier is notify_webhook: the allowlist decides the destination, the
-// authorizer the caller's right to it, the scanner the payload, the egress
-// path the delivery.
-type notifier struct {
-	settings   *settings.Settings
-	egress     ports.Egress
-	allowlist  *security.URLAllowlist
-	authorizer ports.Authorizer
-	scanner    *security.Scanner
-	signer     *security.WebhookSigner
-	clock      ports.Clock
-}
+var notifyWebhook = catalog.Define[notifyInput, notifyOutput](catalog.ToolDef{
+	Name:        "notify_webhook",
+	Family:      catalog.FamilyNotify,
+	Scope:       "notify:send",
+	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_NOTIFY_WEBHOOK_PER_MINUTE", Default: 10},
+	Description: "POST a JSON payload to a webhook URL on the operator allowlist and return the bounded response status. Example: notify_webhook(url=\"https://hooks.example.com/services/T0\", payload={\"text\": \"done\"})",
+	Annotations: catalog.Annotations{Title: "Send webhook", OpenWorld: true},
+	Bounds:      catalog.Bounds{"url": security.MaxURLLength},
+})
 
 const (
 	msgNotAllowlisted = "The URL is not under a destination this server allows (ARROWHEAD_NOTIFY_ALLOWLIST)."
@@ -59,31 +43,31 @@ const (
 	msgDeliveryFailed = "The webhook could not be reached."
 )
 
-func (n notifier) notify(ctx context.Context, call catalog.Call, in notifyInput) (*catalog.Reply[notifyOutput], error) {
-	if !n.allowlist.Match(in.URL) {
+func (n *server) notify(ctx context.Context, call catalog.Call, in notifyInput) (*catalog.Reply[notifyOutput], error) {
+	if !n.Allowlist.Match(in.URL) {
 		return nil, catalog.Invalid(msgNotAllowlisted)
 	}
 	dest, ok := destination(in.URL)
 	if !ok {
 		return nil, catalog.Invalid(msgNotAllowlisted)
 	}
-	if !n.authorizer.Authorize(ctx, call.Principal, ports.ActionNotify, ports.Resource{Kind: ports.KindWebhook, ID: dest}).Allowed {
+	if !n.Authorizer.Authorize(ctx, call.Principal, ports.ActionNotify, ports.Resource{Kind: ports.KindWebhook, ID: dest}).Allowed {
 		return nil, catalog.Denied()
 	}
 	body, err := json.Marshal(in.Payload)
 	if err != nil {
 		return nil, catalog.Invalid("The payload must be a JSON object.")
 	}
-	if len(body) > n.settings.NotifyMaxPayloadBytes {
-		return nil, catalog.Invalid("The payload exceeds %d bytes (ARROWHEAD_NOTIFY_MAX_PAYLOAD_BYTES).", n.settings.NotifyMaxPayloadBytes)
+	if len(body) > n.config.MaxPayloadBytes {
+		return nil, catalog.Invalid("The payload exceeds %d bytes (ARROWHEAD_NOTIFY_MAX_PAYLOAD_BYTES).", n.config.MaxPayloadBytes)
 	}
-	if len(n.scanner.ScanText("payload", string(body), 1)) > 0 {
+	if len(n.Scanner.ScanText("payload", string(body), 1)) > 0 {
 		return nil, catalog.Invalid(msgPayloadSecret)
 	}
 	headers := map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/plain;q=0.9, */*;q=0.1"}
 	var out notifyOutput
-	if n.signer != nil {
-		sig, err := n.signer.Sign(body, n.clock.Now())
+	if n.Signer != nil {
+		sig, err := n.Signer.Sign(body, n.Clock.Now())
 		if err != nil {
 			return nil, catalog.Failed(msgDeliveryFailed).WithCause(err)
 		}
@@ -92,14 +76,14 @@ func (n notifier) notify(ctx context.Context, call catalog.Call, in notifyInput)
 		}
 		out.Signed, out.MessageID = true, sig[security.WebhookIDHeader]
 	}
-	resp, err := n.egress.Fetch(ctx, ports.FetchRequest{
+	resp, err := n.Egress.Fetch(ctx, ports.FetchRequest{
 		Method:       "POST",
 		URL:          in.URL,
 		Headers:      headers,
 		Body:         body,
-		MaxBytes:     int64(n.settings.NotifyMaxResponseBytes),
+		MaxBytes:     n.config.MaxResponseBytes,
 		TruncateBody: true,
-		Timeout:      settings.Seconds(n.settings.NotifyTimeoutSeconds),
+		Timeout:      n.config.Timeout,
 		MaxRedirects: 0,
 	})
 	if err != nil {

@@ -12,16 +12,16 @@ import (
 
 type codeReadInput struct {
 	Path      string `json:"path" description:"File path relative to the repository root." maxLength:"$path"`
-	StartLine int    `json:"start_line,omitempty" description:"First line to return, 1-based (default 1)." minimum:"1" maximum:"2147483648"`
-	EndLine   int    `json:"end_line,omitempty" description:"Last line to return, inclusive; 0 (the default) means to the end." minimum:"0" maximum:"2147483648"`
+	StartLine int    `json:"start_line,omitempty" description:"First line to return, 1-based (default 1)." minimum:"1" maximum:"$count"`
+	EndLine   int    `json:"end_line,omitempty" description:"Last line to return, inclusive; 0 (the default) means to the end." minimum:"0" maximum:"$count"`
 }
 
 type codeReadOutput struct {
 	content.Framed
 	Path       string `json:"path" description:"The file read."`
-	StartLine  int    `json:"start_line" description:"First line returned (1-based)." minimum:"1" maximum:"2147483648"`
-	EndLine    int    `json:"end_line" description:"Last line returned, inclusive (0 for an empty file)." minimum:"0" maximum:"2147483648"`
-	TotalLines int    `json:"total_lines" description:"Lines in the whole file." minimum:"0" maximum:"2147483648"`
+	StartLine  int    `json:"start_line" description:"First line returned (1-based)." minimum:"1" maximum:"$count"`
+	EndLine    int    `json:"end_line" description:"Last line returned, inclusive (0 for an empty file)." minimum:"0" maximum:"$count"`
+	TotalLines int    `json:"total_lines" description:"Lines in the whole file." minimum:"0" maximum:"$count"`
 	Truncated  bool   `json:"truncated" description:"True when the sanitized slice was cut at the size limit."`
 }
 

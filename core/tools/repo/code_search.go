@@ -18,19 +18,19 @@ type codeSearchInput struct {
 
 type codeMatch struct {
 	Path    string `json:"path" description:"File path."`
-	Line    int    `json:"line" description:"1-based line." minimum:"1" maximum:"2147483648"`
-	Column  int    `json:"column" description:"1-based column, in characters." minimum:"1" maximum:"2147483648"`
+	Line    int    `json:"line" description:"1-based line." minimum:"1" maximum:"$count"`
+	Column  int    `json:"column" description:"1-based column, in characters." minimum:"1" maximum:"$count"`
 	Snippet string `json:"snippet" description:"The sanitized matching line, cut around the match."`
 }
 
 type codeSearchOutput struct {
 	Matches       []codeMatch `json:"matches" description:"Matching lines, in path then line order: the first ARROWHEAD_SEARCH_MAX_RESULTS of them."`
-	FilesScanned  int         `json:"files_scanned" description:"Files searched." minimum:"0" maximum:"2147483648"`
-	FilesListed   int         `json:"files_listed" description:"Files under the prefix the repository serves, counted past the file cap (a lower bound when the walk stopped first)." minimum:"0" maximum:"2147483648"`
+	FilesScanned  int         `json:"files_scanned" description:"Files searched." minimum:"0" maximum:"$count"`
+	FilesListed   int         `json:"files_listed" description:"Files under the prefix the repository serves, counted past the file cap (a lower bound when the walk stopped first)." minimum:"0" maximum:"$count"`
 	BytesScanned  int64       `json:"bytes_scanned" description:"Bytes searched." minimum:"0" maximum:"9007199254740992"`
 	Complete      bool        `json:"complete" description:"True when every admitted file was searched to its end; false when a bound in truncated cut the search short."`
 	Truncated     []string    `json:"truncated" description:"Bounds that cut the search short: results, files, bytes, deadline."`
-	FilesExcluded int         `json:"files_excluded" description:"Listed files not searched (not authorized, binary, over the per-file cap or unreadable)." minimum:"0" maximum:"2147483648"`
+	FilesExcluded int         `json:"files_excluded" description:"Listed files not searched (not authorized, binary, over the per-file cap or unreadable)." minimum:"0" maximum:"$count"`
 	Regex         bool        `json:"regex" description:"Whether the query ran as a pattern."`
 	Marker        string      `json:"marker" description:"The untrusted-data marker framing the matches in the text answer."`
 	Untrusted     bool        `json:"untrusted" description:"Always true."`

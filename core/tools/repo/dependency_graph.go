@@ -31,7 +31,7 @@ type graphEdge struct {
 type dependencyGraphOutput struct {
 	Modules      []graphModule `json:"modules" description:"Modules by id."`
 	Edges        []graphEdge   `json:"edges" description:"Imports, each once, by (from, to)."`
-	FilesScanned int           `json:"files_scanned" description:"Source files parsed." minimum:"0" maximum:"2147483648"`
+	FilesScanned int           `json:"files_scanned" description:"Source files parsed." minimum:"0" maximum:"$count"`
 	Truncated    []string      `json:"truncated" description:"Bounds that cut the graph short (files)."`
 	Marker       string        `json:"marker" description:"The untrusted-data marker framing the text answer."`
 	Untrusted    bool          `json:"untrusted" description:"Always true."`

@@ -28,14 +28,14 @@ type symbolEntry struct {
 	Path      string `json:"path" description:"File defining the symbol."`
 	Name      string `json:"name" description:"The symbol's name."`
 	Kind      string `json:"kind" description:"function, method, class or type (Go and Python); the tagger's kind otherwise."`
-	StartLine int    `json:"start_line" description:"Line of the def, class, func or type keyword (decorators and doc comments excluded)." minimum:"1" maximum:"2147483648"`
-	EndLine   int    `json:"end_line" description:"Last line of the definition, inclusive (Python: ast's end_lineno); equal to start_line when the extractor cannot tell." minimum:"1" maximum:"2147483648"`
+	StartLine int    `json:"start_line" description:"Line of the def, class, func or type keyword (decorators and doc comments excluded)." minimum:"1" maximum:"$count"`
+	EndLine   int    `json:"end_line" description:"Last line of the definition, inclusive (Python: ast's end_lineno); equal to start_line when the extractor cannot tell." minimum:"1" maximum:"$count"`
 	Parent    string `json:"parent" description:"Enclosing definition (dotted) or a Go method's receiver type; empty at file level."`
 }
 
 type symbolMapOutput struct {
 	Symbols      []symbolEntry `json:"symbols" description:"Definitions in path order, then source order."`
-	FilesScanned int           `json:"files_scanned" description:"Files parsed." minimum:"0" maximum:"2147483648"`
+	FilesScanned int           `json:"files_scanned" description:"Files parsed." minimum:"0" maximum:"$count"`
 	Truncated    []string      `json:"truncated" description:"Bounds that cut the map short (files, symbols)."`
 	NextPrefixes []string      `json:"next_prefixes,omitempty" description:"When the map was cut short: the path prefixes holding the files it did not reach, in path order, to ask for next."`
 	Extractor    []string      `json:"extractor" description:"The extractors that produced the symbols: go/parser, python-tokenizer, universal-ctags, line-heuristic."`

@@ -9,7 +9,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -24,26 +23,24 @@ type startOutput struct {
 }
 
 // scanCorpusAsync defines scan_corpus_async.
-func scanCorpusAsync(*settings.Settings) catalog.Tool[scanCorpusAsyncInput, startOutput] {
-	return catalog.Define[scanCorpusAsyncInput, startOutput](catalog.ToolDef{
-		Name:    "scan_corpus_async",
-		Family:  catalog.FamilyTasks,
-		Scope:   "docs:scan",
-		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_START_PER_MINUTE", Default: 10},
-		Description: "Start a background secrets-and-PII scan of the corpus (or a path prefix) and return a task handle at once. " +
-			"Poll it with task_get(task_id=...) and cancel it with task_update(task_id=..., action=\"cancel\"). " +
-			"Example: scan_corpus_async(path_prefix=\"exports/\")",
-		Annotations: catalog.Annotations{Title: "Start a background scan"},
-		Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
-	})
-}
+var scanCorpusAsync = catalog.Define[scanCorpusAsyncInput, startOutput](catalog.ToolDef{
+	Name:    "scan_corpus_async",
+	Family:  catalog.FamilyTasks,
+	Scope:   "docs:scan",
+	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_START_PER_MINUTE", Default: 10},
+	Description: "Start a background secrets-and-PII scan of the corpus (or a path prefix) and return a task handle at once. " +
+		"Poll it with task_get(task_id=...) and cancel it with task_update(task_id=..., action=\"cancel\"). " +
+		"Example: scan_corpus_async(path_prefix=\"exports/\")",
+	Annotations: catalog.Annotations{Title: "Start a background scan"},
+	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
+})
 
 // scanInput is a scan task's recorded input.
 type scanInput struct {
 	PathPrefix string `json:"path_prefix"`
 }
 
-func (h handles) startScan(ctx context.Context, call catalog.Call, in scanCorpusAsyncInput) (*catalog.Reply[startOutput], error) {
+func (h *handles) startScan(ctx context.Context, call catalog.Call, in scanCorpusAsyncInput) (*catalog.Reply[startOutput], error) {
 	if _, err := owner(call.Principal); err != nil {
 		return nil, err
 	}

@@ -8,7 +8,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -23,19 +22,17 @@ type taskGetOutput struct {
 }
 
 // taskGet defines task_get.
-func taskGet(*settings.Settings) catalog.Tool[taskGetInput, taskGetOutput] {
-	return catalog.Define[taskGetInput, taskGetOutput](catalog.ToolDef{
-		Name:    "task_get",
-		Family:  catalog.FamilyTasks,
-		Scope:   "tasks:read",
-		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_GET_PER_MINUTE", Default: 120},
-		Description: "Return the status of a task you started, and its result once it has finished. " +
-			"A task id you do not own is reported as not found. Example: task_get(task_id=\"3f2a...\")",
-		Annotations: catalog.Annotations{Title: "Get a task", ReadOnly: true, Idempotent: true},
-	})
-}
+var taskGet = catalog.Define[taskGetInput, taskGetOutput](catalog.ToolDef{
+	Name:    "task_get",
+	Family:  catalog.FamilyTasks,
+	Scope:   "tasks:read",
+	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_GET_PER_MINUTE", Default: 120},
+	Description: "Return the status of a task you started, and its result once it has finished. " +
+		"A task id you do not own is reported as not found. Example: task_get(task_id=\"3f2a...\")",
+	Annotations: catalog.Annotations{Title: "Get a task", ReadOnly: true, Idempotent: true},
+})
 
-func (h handles) get(ctx context.Context, call catalog.Call, in taskGetInput) (*catalog.Reply[taskGetOutput], error) {
+func (h *handles) get(ctx context.Context, call catalog.Call, in taskGetInput) (*catalog.Reply[taskGetOutput], error) {
 	who, err := owner(call.Principal)
 	if err != nil {
 		return nil, err

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 )
 
 type taskListInput struct{}
@@ -17,24 +16,22 @@ type taskListOutput struct {
 }
 
 // taskList defines task_list.
-func taskList(*settings.Settings) catalog.Tool[taskListInput, taskListOutput] {
-	return catalog.Define[taskListInput, taskListOutput](catalog.ToolDef{
-		Name:    "task_list",
-		Family:  catalog.FamilyTasks,
-		Scope:   "tasks:read",
-		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_LIST_PER_MINUTE", Default: 60},
-		Description: "List the task handles you own with their status and kind. Poll one with task_get(task_id=...). " +
-			"Example: task_list()",
-		Annotations: catalog.Annotations{Title: "List tasks", ReadOnly: true, Idempotent: true},
-	})
-}
+var taskList = catalog.Define[taskListInput, taskListOutput](catalog.ToolDef{
+	Name:    "task_list",
+	Family:  catalog.FamilyTasks,
+	Scope:   "tasks:read",
+	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_LIST_PER_MINUTE", Default: 60},
+	Description: "List the task handles you own with their status and kind. Poll one with task_get(task_id=...). " +
+		"Example: task_list()",
+	Annotations: catalog.Annotations{Title: "List tasks", ReadOnly: true, Idempotent: true},
+})
 
-func (h handles) list(ctx context.Context, call catalog.Call, _ taskListInput) (*catalog.Reply[taskListOutput], error) {
+func (h *handles) list(ctx context.Context, call catalog.Call, _ taskListInput) (*catalog.Reply[taskListOutput], error) {
 	who, err := owner(call.Principal)
 	if err != nil {
 		return nil, err
 	}
-	tasks, truncated, err := h.tasks.List(ctx, who, MaxListed+h.settings.TaskScheduleMaxPerOwner)
+	tasks, truncated, err := h.tasks.List(ctx, who, MaxListed+h.config.MaxTimersPerOwner)
 	if err != nil {
 		return nil, refusal(err)
 	}

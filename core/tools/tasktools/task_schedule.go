@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
@@ -23,35 +22,30 @@ type taskScheduleOutput struct {
 	DueAt string `json:"due_at" description:"When the timer fires (RFC 3339, UTC)."`
 }
 
-// taskSchedule defines task_schedule.
-func taskSchedule(s *settings.Settings) catalog.Tool[taskScheduleInput, taskScheduleOutput] {
-	return catalog.Define[taskScheduleInput, taskScheduleOutput](catalog.ToolDef{
-		Name:    "task_schedule",
-		Family:  catalog.FamilyTasks,
-		Scope:   "tasks:write",
-		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_SCHEDULE_PER_MINUTE", Default: 10},
-		Description: "Schedule a timer that completes after delay_seconds carrying your payload; repeat_seconds respawns " +
-			"the next occurrence, whose id the fired task's result names. Poll with task_get(task_id=...). " +
-			"Pending timers survive a server restart and fire late rather than never. " +
-			"Example: task_schedule(delay_seconds=60, payload={\"note\": \"check build\"})",
-		Annotations: catalog.Annotations{Title: "Schedule a timer"},
-		Bounds: catalog.Bounds{
-			"max_delay":  int(math.Floor(s.TaskScheduleMaxDelaySeconds)),
-			"min_repeat": int(math.Ceil(s.TaskScheduleMinRepeatSeconds)),
-		},
-	})
-}
+// taskSchedule defines task_schedule; "$max_delay" and "$min_repeat" are
+// the family's ARROWHEAD_TASK_SCHEDULE_* bounds.
+var taskSchedule = catalog.Define[taskScheduleInput, taskScheduleOutput](catalog.ToolDef{
+	Name:    "task_schedule",
+	Family:  catalog.FamilyTasks,
+	Scope:   "tasks:write",
+	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_SCHEDULE_PER_MINUTE", Default: 10},
+	Description: "Schedule a timer that completes after delay_seconds carrying your payload; repeat_seconds respawns " +
+		"the next occurrence, whose id the fired task's result names. Poll with task_get(task_id=...). " +
+		"Pending timers survive a server restart and fire late rather than never. " +
+		"Example: task_schedule(delay_seconds=60, payload={\"note\": \"check build\"})",
+	Annotations: catalog.Annotations{Title: "Schedule a timer"},
+})
 
-func (h handles) schedule(ctx context.Context, call catalog.Call, in taskScheduleInput) (*catalog.Reply[taskScheduleOutput], error) {
+func (h *handles) schedule(ctx context.Context, call catalog.Call, in taskScheduleInput) (*catalog.Reply[taskScheduleOutput], error) {
 	if _, err := owner(call.Principal); err != nil {
 		return nil, err
 	}
-	s := h.settings
+	c := h.config
 	// The schema's bounds are whole seconds; the settings may not be.
-	if in.DelaySeconds < 0 || in.DelaySeconds > s.TaskScheduleMaxDelaySeconds {
+	if in.DelaySeconds < 0 || in.DelaySeconds > c.MaxDelaySeconds {
 		return nil, catalog.Invalid("delay_seconds must be between 0 and ARROWHEAD_TASK_SCHEDULE_MAX_DELAY_SECONDS.")
 	}
-	if in.RepeatSeconds != 0 && (in.RepeatSeconds < s.TaskScheduleMinRepeatSeconds || in.RepeatSeconds > s.TaskScheduleMaxDelaySeconds) {
+	if in.RepeatSeconds != 0 && (in.RepeatSeconds < c.MinRepeatSeconds || in.RepeatSeconds > c.MaxDelaySeconds) {
 		return nil, catalog.Invalid("repeat_seconds must be at least ARROWHEAD_TASK_SCHEDULE_MIN_REPEAT_SECONDS and at most ARROWHEAD_TASK_SCHEDULE_MAX_DELAY_SECONDS.")
 	}
 	var payload []byte
@@ -60,9 +54,9 @@ func (h handles) schedule(ctx context.Context, call catalog.Call, in taskSchedul
 		if err != nil {
 			return nil, catalog.Invalid("The payload must be a JSON object.")
 		}
-		clean, err := content.SanitizeJSON(raw, content.JSONLimits{MaxBytes: s.TaskPayloadMaxBytes + 1})
-		if err != nil || len(clean) > s.TaskPayloadMaxBytes {
-			return nil, catalog.Invalid("The payload exceeds %d bytes (ARROWHEAD_TASK_PAYLOAD_MAX_BYTES) or is not plain JSON.", s.TaskPayloadMaxBytes)
+		clean, err := content.SanitizeJSON(raw, content.JSONLimits{MaxBytes: c.PayloadMaxBytes + 1})
+		if err != nil || len(clean) > c.PayloadMaxBytes {
+			return nil, catalog.Invalid("The payload exceeds %d bytes (ARROWHEAD_TASK_PAYLOAD_MAX_BYTES) or is not plain JSON.", c.PayloadMaxBytes)
 		}
 		payload = []byte(clean)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -15,20 +14,18 @@ type taskUpdateInput struct {
 }
 
 // taskUpdate defines task_update.
-func taskUpdate(*settings.Settings) catalog.Tool[taskUpdateInput, handleOut] {
-	return catalog.Define[taskUpdateInput, handleOut](catalog.ToolDef{
-		Name:    "task_update",
-		Family:  catalog.FamilyTasks,
-		Scope:   "tasks:write",
-		Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_UPDATE_PER_MINUTE", Default: 30},
-		Description: "Update a task you started. The only action is \"cancel\": it stops a running task or a pending timer; " +
-			"a finished task is left as it is. A task id you do not own is reported as not found. " +
-			"Example: task_update(task_id=\"3f2a...\", action=\"cancel\")",
-		Annotations: catalog.Annotations{Title: "Cancel a task", Idempotent: true},
-	})
-}
+var taskUpdate = catalog.Define[taskUpdateInput, handleOut](catalog.ToolDef{
+	Name:    "task_update",
+	Family:  catalog.FamilyTasks,
+	Scope:   "tasks:write",
+	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_UPDATE_PER_MINUTE", Default: 30},
+	Description: "Update a task you started. The only action is \"cancel\": it stops a running task or a pending timer; " +
+		"a finished task is left as it is. A task id you do not own is reported as not found. " +
+		"Example: task_update(task_id=\"3f2a...\", action=\"cancel\")",
+	Annotations: catalog.Annotations{Title: "Cancel a task", Idempotent: true},
+})
 
-func (h handles) update(ctx context.Context, call catalog.Call, in taskUpdateInput) (*catalog.Reply[handleOut], error) {
+func (h *handles) update(ctx context.Context, call catalog.Call, in taskUpdateInput) (*catalog.Reply[handleOut], error) {
 	who, err := owner(call.Principal)
 	if err != nil {
 		return nil, err

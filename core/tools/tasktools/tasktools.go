@@ -14,6 +14,7 @@ package tasktools
 
 import (
 	"errors"
+	"math"
 	"time"
 
 	"github.com/arrowhead-go/arrowhead/core"
@@ -43,11 +44,33 @@ const (
 	ScanMaxDuration = 15 * time.Minute
 )
 
-// Limits are the registry's bounds under s.
-func Limits(s *settings.Settings) ports.TaskLimits {
+// Config is what the tasks family reads from the settings.
+type Config struct {
+	// MaxTimersPerOwner bounds one caller's pending timers.
+	MaxTimersPerOwner int
+	// MaxDelaySeconds and MinRepeatSeconds bound a timer's delay and
+	// repeat (the "$max_delay" and "$min_repeat" bounds, rounded inwards
+	// to whole seconds).
+	MaxDelaySeconds, MinRepeatSeconds float64
+	// PayloadMaxBytes caps a timer's payload.
+	PayloadMaxBytes int
+}
+
+// Configure reads the tasks family's Config.
+func Configure(s *settings.Settings) Config {
+	return Config{
+		MaxTimersPerOwner: s.TaskScheduleMaxPerOwner,
+		MaxDelaySeconds:   s.TaskScheduleMaxDelaySeconds,
+		MinRepeatSeconds:  s.TaskScheduleMinRepeatSeconds,
+		PayloadMaxBytes:   s.TaskPayloadMaxBytes,
+	}
+}
+
+// Limits are the registry's bounds under c.
+func (c Config) Limits() ports.TaskLimits {
 	return ports.TaskLimits{
 		MaxRunningPerOwner:  MaxRunningPerOwner,
-		MaxTimersPerOwner:   s.TaskScheduleMaxPerOwner,
+		MaxTimersPerOwner:   c.MaxTimersPerOwner,
 		MaxFinishedPerOwner: MaxFinishedPerOwner,
 		FinishedTTL:         FinishedTTL,
 	}
@@ -62,27 +85,27 @@ type Ports struct {
 }
 
 // Family is the tasks family.
-var Family = core.LegacyFamily[Ports]{
-	ID: catalog.FamilyTasks,
-	Declare: func(s *settings.Settings) core.Components {
-		return core.Components{Tools: []catalog.ToolSpec{
-			scanCorpusAsync(s).Spec(), taskGet(s).Spec(), taskUpdate(s).Spec(), taskList(s).Spec(), taskSchedule(s).Spec(),
-		}}
+var Family = core.Family[Config, Ports, *handles]{
+	ID:        catalog.FamilyTasks,
+	Configure: Configure,
+	Bounds: func(c Config) catalog.Bounds {
+		return catalog.Bounds{"max_delay": int(math.Floor(c.MaxDelaySeconds)), "min_repeat": int(math.Ceil(c.MinRepeatSeconds))}
 	},
-	Bind: func(s *settings.Settings, p Ports) core.Components {
-		h := handles{settings: s, tasks: p.Tasks, clock: p.Clock}
-		return core.Components{Tools: []catalog.ToolSpec{
-			scanCorpusAsync(s).Bind(h.startScan), taskGet(s).Bind(h.get), taskUpdate(s).Bind(h.update),
-			taskList(s).Bind(h.list), taskSchedule(s).Bind(h.schedule),
-		}}
+	Serve: func(c Config, p Ports) *handles { return &handles{config: c, tasks: p.Tasks, clock: p.Clock} },
+	Tools: []core.FamilyTool[*handles]{
+		core.Tool(scanCorpusAsync, (*handles).startScan),
+		core.Tool(taskGet, (*handles).get),
+		core.Tool(taskUpdate, (*handles).update),
+		core.Tool(taskList, (*handles).list),
+		core.Tool(taskSchedule, (*handles).schedule),
 	},
 }
 
 // handles is the family's handlers over the registry.
 type handles struct {
-	settings *settings.Settings
-	tasks    ports.TaskRegistry
-	clock    ports.Clock
+	config Config
+	tasks  ports.TaskRegistry
+	clock  ports.Clock
 }
 
 // taskIDArg is a handle: only ever the server's own, 128 random bits in

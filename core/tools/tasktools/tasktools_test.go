@@ -100,7 +100,7 @@ func newEnv(t testing.TB, policy string, gated bool, vars map[string]string, fil
 		defer func() { returned <- struct{}{} }()
 		return scan(ctx, run)
 	}
-	reg, err := boltstores.OpenTaskRegistry(t.Context(), ns, ports.TaskConfig{Limits: tasktools.Limits(s), Workers: workers})
+	reg, err := boltstores.OpenTaskRegistry(t.Context(), ns, ports.TaskConfig{Limits: tasktools.Configure(s).Limits(), Workers: workers})
 	if err != nil {
 		t.Fatal(err)
 	}
