@@ -256,7 +256,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := rt.openTasks(ctx, s, docs.NewScanner(s, corpus, authorizer, scanner), clock)
+	tasks, err := rt.openTasks(ctx, s, docs.NewScanner(docs.Configure(s), corpus, authorizer, scanner), clock)
 	if err != nil {
 		return nil, err
 	}

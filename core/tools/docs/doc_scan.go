@@ -8,7 +8,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -51,8 +50,8 @@ type Scanner struct{ c *corpus }
 
 // NewScanner scans store's documents, each authorized by authorizer, with
 // the ARROWHEAD_SCAN_* bounds Configure reads from s.
-func NewScanner(s *settings.Settings, store ports.DocumentStore, authorizer ports.Authorizer, secrets *security.Scanner) Scanner {
-	return Scanner{&corpus{config: Configure(s), store: store, authorizer: authorizer, scanner: secrets}}
+func NewScanner(c Config, store ports.DocumentStore, authorizer ports.Authorizer, secrets *security.Scanner) Scanner {
+	return Scanner{&corpus{config: c, store: store, authorizer: authorizer, scanner: secrets}}
 }
 
 // Scan scans the documents under prefix (already cleaned by CleanPrefix)

@@ -93,7 +93,7 @@ func newEnv(t testing.TB, policy string, gated bool, vars map[string]string, fil
 	if err != nil {
 		t.Fatal(err)
 	}
-	scanner := docs.NewScanner(s, store, pol, security.NewScanner([]byte("0123456789abcdef0123456789abcdef")))
+	scanner := docs.NewScanner(docs.Configure(s), store, pol, security.NewScanner([]byte("0123456789abcdef0123456789abcdef")))
 	workers := tasktools.Workers(scanner)
 	scan, returned := workers[ports.TaskKindScan], make(chan struct{}, 100)
 	workers[ports.TaskKindScan] = func(ctx context.Context, run ports.TaskRun) ([]byte, error) {
