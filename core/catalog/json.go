@@ -20,14 +20,21 @@ import (
 // validator ran first against the schema derived from dst's type, so a
 // failure here is a value the type cannot hold (an integer beyond its
 // range): the caller learns which argument, never the value.
-func decodeInput(raw []byte, dst any, in *Schema) error {
+// numbers is holdsAny(in), known once per tool.
+func decodeInput(raw []byte, dst any, in *Schema, numbers bool) error {
 	if len(raw) == 0 {
 		raw = []byte("{}")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	// Numbers in values typed any keep their text (a 64-bit id stays exact).
-	dec.UseNumber()
-	err := dec.Decode(dst)
+	var err error
+	if numbers {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		// Numbers in values typed any keep their text (a 64-bit id stays
+		// exact), as the validator saw them.
+		dec.UseNumber()
+		err = dec.Decode(dst)
+	} else {
+		err = json.Unmarshal(raw, dst)
+	}
 	if err == nil {
 		return nil
 	}
@@ -42,6 +49,23 @@ func decodeInput(raw []byte, dst any, in *Schema) error {
 		}
 	}
 	return Invalid("Arguments do not fit the tool's input type.")
+}
+
+// holdsAny reports whether s has a value of any type somewhere (a Go
+// value typed any), where decoding must keep numbers as json.Number.
+func holdsAny(s *Schema) bool {
+	if s == nil {
+		return false
+	}
+	if s.Type == "" {
+		return true
+	}
+	for _, p := range s.Properties {
+		if holdsAny(p) {
+			return true
+		}
+	}
+	return holdsAny(s.Items) || holdsAny(s.Additional)
 }
 
 // encodeOutput encodes a tool's output value and gives nil slices and maps
@@ -64,13 +88,7 @@ func encodeOutput(v any, out *Schema) (json.RawMessage, error) {
 // (the nearest enclosing one, through arrays). The guard chain reads a
 // result's flow labels this way.
 func EachString(doc json.RawMessage, fn func(key, s string)) error {
-	w := jsonWalk{doc: doc, str: func(key string, isKey bool, s string) (string, bool) {
-		if isKey {
-			key = ""
-		}
-		fn(key, s)
-		return "", false
-	}}
+	w := jsonWalk{doc: doc, each: fn}
 	return w.value(nil, "")
 }
 
@@ -79,12 +97,7 @@ func EachString(doc json.RawMessage, fn func(key, s string)) error {
 // itself is returned when nothing changes. The guard chain redacts a
 // result's secrets this way.
 func RewriteStrings(doc json.RawMessage, fn func(s string) (string, bool)) (json.RawMessage, error) {
-	w := jsonWalk{doc: doc, str: func(_ string, isKey bool, s string) (string, bool) {
-		if isKey {
-			return "", false
-		}
-		return fn(s)
-	}}
+	w := jsonWalk{doc: doc, rewrite: fn}
 	if err := w.value(nil, ""); err != nil {
 		return nil, err
 	}
@@ -94,15 +107,17 @@ func RewriteStrings(doc json.RawMessage, fn func(s string) (string, bool)) (json
 var errBadJSON = errors.New("catalog: structured content is not compact JSON")
 
 // jsonWalk reads one compact JSON text (encoding/json's output: no
-// insignificant space), copying it on the first change.
+// insignificant space), copying it on the first change. It makes a Go
+// string of a key or value only for a caller that reads it.
 type jsonWalk struct {
 	doc []byte
 	i   int
 	// out holds doc[:last] with the changes so far; nil while unchanged.
 	out  []byte
 	last int
-	// str, when set, sees every string and may replace it.
-	str func(key string, isKey bool, s string) (string, bool)
+	// each sees every key and string value; rewrite may replace a value.
+	each    func(key, s string)
+	rewrite func(s string) (string, bool)
 }
 
 func (w *jsonWalk) replace(start, end int, with []byte) {
@@ -138,15 +153,28 @@ func (w *jsonWalk) value(s *Schema, key string) error {
 			return nil
 		}
 		for {
-			k, err := w.string("", true)
+			lit, escaped, err := w.literal()
 			if err != nil || !w.next(':') {
 				return errBadJSON
 			}
+			var k string
+			if w.each != nil || escaped {
+				if k, err = unquote(lit, escaped); err != nil {
+					return err
+				}
+			}
 			var sub *Schema
 			if s != nil {
-				if sub = s.Properties[k]; sub == nil {
+				name := k
+				if !escaped {
+					name = string(lit[1 : len(lit)-1]) // a lookup, not kept
+				}
+				if sub = s.Properties[name]; sub == nil {
 					sub = s.Additional
 				}
+			}
+			if w.each != nil {
+				w.each("", k)
 			}
 			if err := w.value(sub, k); err != nil {
 				return err
@@ -179,8 +207,28 @@ func (w *jsonWalk) value(s *Schema, key string) error {
 			}
 		}
 	case '"':
-		_, err := w.string(key, false)
-		return err
+		start := w.i
+		lit, escaped, err := w.literal()
+		if err != nil || (w.each == nil && w.rewrite == nil) {
+			return err
+		}
+		v, err := unquote(lit, escaped)
+		if err != nil {
+			return err
+		}
+		if w.each != nil {
+			w.each(key, v)
+		}
+		if w.rewrite != nil {
+			if r, ok := w.rewrite(v); ok && r != v {
+				q, err := json.Marshal(r)
+				if err != nil {
+					return err
+				}
+				w.replace(start, w.i, q)
+			}
+		}
+		return nil
 	case 'n':
 		start := w.i
 		if !bytes.HasPrefix(w.doc[start:], []byte("null")) {
@@ -211,13 +259,13 @@ func (w *jsonWalk) value(s *Schema, key string) error {
 	return nil
 }
 
-// string reads a string literal and returns its value.
-func (w *jsonWalk) string(key string, isKey bool) (string, error) {
+// literal reads a string literal, returning it with its quotes and
+// whether it holds an escape.
+func (w *jsonWalk) literal() (quoted []byte, escaped bool, err error) {
 	start := w.i
 	if !w.next('"') {
-		return "", errBadJSON
+		return nil, false, errBadJSON
 	}
-	escaped := false
 	for w.i < len(w.doc) && w.doc[w.i] != '"' {
 		if w.doc[w.i] == '\\' {
 			escaped = true
@@ -226,23 +274,19 @@ func (w *jsonWalk) string(key string, isKey bool) (string, error) {
 		w.i++
 	}
 	if !w.next('"') {
-		return "", errBadJSON
+		return nil, false, errBadJSON
 	}
-	lit := w.doc[start:w.i]
-	var s string
+	return w.doc[start:w.i], escaped, nil
+}
+
+// unquote is a literal's string value.
+func unquote(quoted []byte, escaped bool) (string, error) {
 	if !escaped {
-		s = string(lit[1 : len(lit)-1])
-	} else if err := json.Unmarshal(lit, &s); err != nil {
-		return "", errBadJSON
+		return string(quoted[1 : len(quoted)-1]), nil
 	}
-	if w.str != nil {
-		if r, ok := w.str(key, isKey, s); ok && r != s {
-			q, err := json.Marshal(r)
-			if err != nil {
-				return "", err
-			}
-			w.replace(start, w.i, q)
-		}
+	var s string
+	if err := json.Unmarshal(quoted, &s); err != nil {
+		return "", errBadJSON
 	}
 	return s, nil
 }

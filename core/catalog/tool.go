@@ -242,7 +242,7 @@ func (t Tool[In, Out]) Bind(h Handler[In, Out]) ToolSpec {
 	name := s.def.Name
 	s.run = func(ctx context.Context, call Call, raw json.RawMessage) (Result, error) {
 		var in In
-		if err := decodeInput(raw, &in, s.shape.input); err != nil {
+		if err := decodeInput(raw, &in, s.shape.input, s.shape.inputAny); err != nil {
 			return Result{}, err
 		}
 		r, err := h(ctx, call, in)
@@ -297,7 +297,9 @@ type shape struct {
 	once   sync.Once
 	input  *Schema
 	output *Schema
-	err    error
+	// inputAny: the input holds a value typed any (see decodeInput).
+	inputAny bool
+	err      error
 }
 
 // derive checks the definition and derives both schemas, once.
@@ -317,6 +319,7 @@ func (s *shape) derive(def ToolDef) error {
 				err = d.unused(s.shared)
 			}
 		}
+		s.inputAny = holdsAny(s.input)
 		if err != nil {
 			s.err = fmt.Errorf("%w: %s: %w", ErrIncompleteSpec, def.Name, err)
 		}
