@@ -329,11 +329,12 @@ func WithProgress(fn func(done, total float64, message string)) CallOption {
 
 // invokeTool validates a call's arguments and runs the tool's handler. It is
 // the only way to run one, and only the chain below holds it.
-var invokeTool = chainonly.Take[func(catalog.ToolSpec, context.Context, catalog.Call, map[string]any) (catalog.Result, error)]()
+var invokeTool = chainonly.Take[func(catalog.ToolSpec, context.Context, catalog.Call, json.RawMessage, map[string]any) (catalog.Result, error)]()
 
 // Call runs the named tool as p through the guard chain. args is a JSON
 // object as json.RawMessage, []byte or string, or any other value that
-// marshals to one (a map or a struct).
+// marshals to one (a map or a struct), marshalled once: the tool's input
+// is decoded from these bytes.
 // The error is always nil or a *catalog.ToolError.
 func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any, opts ...CallOption) (catalog.Result, error) {
 	o := applyOptions(opts)
@@ -392,20 +393,24 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 				verdict.note = egressNoteConfirmed
 			}
 		}
-		r, err := invokeTool(e.spec, ctx, call, parsed)
+		r, err := invokeTool(e.spec, ctx, call, raw, parsed)
 		if err != nil {
 			return err
 		}
 		// Redacted before anything else sees it: the labels and the
 		// egress guard's marks describe what the caller receives.
-		r = a.redactResult(r)
+		if r, err = a.redactResult(r); err != nil {
+			return err
+		}
 		if r.NeedInput != nil {
 			a.egress.carryAcceptance(verdict, r.NeedInput)
 			result = r
 			return nil
 		}
 		r.Labels, err = a.egress.observe(ctx, p, func(fn func(key, s string)) {
-			walkValue("", r.Structured, fn)
+			// The catalog walked these bytes as it encoded them: they are
+			// well formed, so there is no error to see.
+			_ = catalog.EachString(r.JSON, fn)
 			fn("", r.Text)
 		})
 		result = r

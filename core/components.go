@@ -357,8 +357,8 @@ func ToolSurface(t catalog.ToolSpec) map[string]any {
 	return map[string]any{
 		"name":         t.Name(),
 		"description":  t.Description(),
-		"inputSchema":  t.Input().Map(),
-		"outputSchema": t.Output().Map(),
+		"inputSchema":  t.Input(),
+		"outputSchema": t.Output(),
 		"annotations": map[string]any{
 			"title":           ann.Title,
 			"readOnlyHint":    ann.ReadOnly,

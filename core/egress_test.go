@@ -160,8 +160,8 @@ func (f egressFixture) send(t *testing.T, p ports.Principal, text string, opts .
 
 // hostilePayloads are the ways the fetched page can be sent back out.
 func hostilePayloads(fr catalog.Result) map[string]string {
-	marker := fr.Structured["marker"].(string)
-	sha := fr.Structured["source"].(map[string]any)["sha256"].(string)
+	marker := fr.Structured()["marker"].(string)
+	sha := fr.Structured()["source"].(map[string]any)["sha256"].(string)
 	part := "the landlord has asked for a twelve percent increase over the current monthly rate"
 	return map[string]string{
 		"whole frame":         fr.Text,
@@ -452,7 +452,7 @@ func TestEgressGuardRepositoryCodeToTheModel(t *testing.T) {
 	if _, te := coretest.Call(t, f.app, reader, "probe_model", map[string]any{"text": page}); te != nil {
 		t.Fatalf("repository code to the model: %v", te)
 	}
-	marker := fr.Structured["marker"].(string)
+	marker := fr.Structured()["marker"].(string)
 	if _, te := coretest.Call(t, f.app, reader, "probe_model", map[string]any{"text": marker}); te == nil || te.Kind != catalog.KindEgressGuard {
 		t.Fatalf("a frame marker to the model: %v", te)
 	}

@@ -378,7 +378,7 @@ func BenchmarkCalculateHandlerOnly(b *testing.B) {
 		if err := json.Unmarshal(args, &parsed); err != nil {
 			b.Fatal(err)
 		}
-		if _, err := core.InvokeTool(spec, ctx, catalog.Call{Principal: ports.Operator()}, parsed); err != nil {
+		if _, err := core.InvokeTool(spec, ctx, catalog.Call{Principal: ports.Operator()}, args, parsed); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,7 +1,7 @@
 package core
 
 import (
-	"encoding/json"
+	"fmt"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/security"
@@ -15,8 +15,10 @@ import (
 // this half off; a sampling request (content the server asks the client's
 // model to read) is a model request and is redacted regardless.
 
-// redactResult redacts a tool result in place of the original.
-func (a *App) redactResult(r catalog.Result) catalog.Result {
+// redactResult redacts a tool result in place of the original: every
+// string value of its structured content (object keys are the tool's
+// property names, or keys of maps it built) and its text.
+func (a *App) redactResult(r catalog.Result) (catalog.Result, error) {
 	if r.NeedInput != nil && r.NeedInput.Sample != nil {
 		sample := *r.NeedInput.Sample
 		sample.System, _ = a.scanner.Redact(sample.System)
@@ -26,54 +28,26 @@ func (a *App) redactResult(r catalog.Result) catalog.Result {
 		r.NeedInput = &req
 	}
 	if !a.settings.RedactReads {
-		return r
+		return r, nil
 	}
 	r.Text, _ = a.scanner.Redact(r.Text)
-	if r.Structured != nil {
-		r.Structured = a.redactValue(r.Structured).(map[string]any)
+	if r.JSON != nil {
+		doc, err := catalog.RewriteStrings(r.JSON, func(s string) (string, bool) {
+			out, found := a.scanner.Redact(s)
+			return out, len(found) > 0
+		})
+		if err != nil {
+			// The catalog encoded it; content it cannot read is not sent.
+			return catalog.Result{}, fmt.Errorf("redacting a result: %w", err)
+		}
+		r.JSON = doc
 	}
 	if r.NeedInput != nil && r.NeedInput.Sample == nil {
 		req := *r.NeedInput
 		req.Message, _ = a.scanner.Redact(req.Message)
 		r.NeedInput = &req
 	}
-	return r
-}
-
-// redactValue redacts every string in a rendered value (see catalog's
-// render: maps, slices, strings and scalars; a value typed any is already
-// JSON-shaped but may be any Go type, so one not listed is taken through
-// JSON first rather than passed unread).
-func (a *App) redactValue(v any) any {
-	switch x := v.(type) {
-	case nil, bool, int, int64, float64, json.Number:
-		return v
-	case string:
-		out, _ := a.scanner.Redact(x)
-		return out
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = a.redactValue(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = a.redactValue(e)
-		}
-		return out
-	}
-	raw, err := json.Marshal(v)
-	if err != nil {
-		// Not JSON-shaped: nothing a transport could send either.
-		return nil
-	}
-	var generic any
-	if json.Unmarshal(raw, &generic) != nil {
-		return nil
-	}
-	return a.redactValue(generic)
+	return r, nil
 }
 
 func (a *App) redactResources(cs []catalog.ResourceContent) []catalog.ResourceContent {

@@ -237,13 +237,15 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		in := res.NeedInput
 		params := mcp.ElicitationParams{Mode: mcp.ElicitationModeForm, Message: in.Message}
 		if in.Schema != nil {
-			params.RequestedSchema = in.Schema.Map()
+			params.RequestedSchema = in.Schema
 		}
 		return server.NewInputRequestBuilder(in.State).Elicit(in.ID, params).ToolResult(), nil
 	}
-	out := &mcp.CallToolResult{
-		Content:           []mcp.Content{mcp.NewTextContent(res.Text)},
-		StructuredContent: res.Structured,
+	out := &mcp.CallToolResult{Content: []mcp.Content{mcp.NewTextContent(res.Text)}}
+	if res.JSON != nil {
+		// The bytes as encoding/json wrote them (and the chain redacted
+		// them): mcp-go sends them and its output validation reads them.
+		out.StructuredContent = res.JSON
 	}
 	if res.Labels.Integrity != "" {
 		out.Meta = mcp.NewMetaFromMap(map[string]any{FlowMetaKey: map[string]any{

@@ -2,6 +2,8 @@ package wire
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 
 	"github.com/arrowhead-go/arrowhead/adapters/inproc"
@@ -148,8 +150,8 @@ func ListingOf(app *core.App) Listing {
 			PerMinuteVar: t.Spec.Ceiling().Var,
 			Hints:        hints,
 			Description:  t.Spec.Description(),
-			InputSchema:  surface["inputSchema"].(map[string]any),
-			OutputSchema: surface["outputSchema"].(map[string]any),
+			InputSchema:  schemaMap(t.Spec.Input()),
+			OutputSchema: schemaMap(t.Spec.Output()),
 			Annotations:  surface["annotations"].(map[string]any),
 			Disabled:     !app.Visible(op, ports.ComponentTool, t.Spec.Name()),
 		})
@@ -179,4 +181,19 @@ func ListingOf(app *core.App) Listing {
 	}
 	l.Integrity, _ = app.Integrity()
 	return l
+}
+
+// schemaMap is a schema's one rendering read back as a generic object, for
+// the listing's readers (reference docs) that walk its keywords.
+func schemaMap(s *catalog.Schema) map[string]any {
+	b, err := s.MarshalJSON()
+	var m map[string]any
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		// Our own schemas always render; an error here is a programming bug.
+		panic(fmt.Sprintf("listing: %v", err))
+	}
+	return m
 }

@@ -53,10 +53,10 @@ func benchRunTests(b *testing.B, runner, name string, setup func(b *testing.B, r
 			args := map[string]any{"path_prefix": prefix}
 			call := func() map[string]any {
 				res, err := rt.App.Call(b.Context(), ports.Operator(), "run_tests", args)
-				if err != nil || res.Structured["exit_code"] != 0 {
-					b.Fatalf("run_tests: %v %v", err, res.Structured)
+				if err != nil || res.Structured()["exit_code"] != 0 {
+					b.Fatalf("run_tests: %v %v", err, res.Structured())
 				}
-				return res.Structured
+				return res.Structured()
 			}
 			first := call() // warms the caller's build cache
 			argv := strings.Fields(first["command"].(string))

@@ -111,7 +111,7 @@ func runTests(t testing.TB, rt *wire.Runtime, prefix string) map[string]any {
 	if err != nil {
 		t.Fatalf("run_tests: %v", err)
 	}
-	return res.Structured
+	return res.Structured()
 }
 
 // testsOf returns the parsed counts and failures of a run_tests result.

@@ -78,7 +78,7 @@ func TestFullDiskThroughTheTools(t *testing.T) {
 	}
 	mustCall("workingset_update", map[string]any{"name": "bug", "action": "pin", "items": []map[string]any{{"kind": "doc", "identifier": "a.md"}}})
 	stored := mustCall("memory_store", map[string]any{"namespace": "notes", "content": "kept across the full disk"})
-	id, _ := stored.Structured["id"].(string)
+	id, _ := stored.Structured()["id"].(string)
 
 	value := strings.Repeat("v", 90000)
 	var keys []string
@@ -107,8 +107,8 @@ func TestFullDiskThroughTheTools(t *testing.T) {
 	_, te := call("memory_store", map[string]any{"namespace": "notes", "content": "refused"})
 	refusedFull("memory_store", te)
 	list := mustCall("memory_list", map[string]any{"namespace": "notes"})
-	if mems := fmt.Sprint(list.Structured["memories"]); strings.Count(mems, "id:") != 1 || !strings.Contains(mems, "id:"+id+" ") {
-		t.Fatalf("memory_list on a full disk = %+v, want only the memory stored before", list.Structured)
+	if mems := fmt.Sprint(list.Structured()["memories"]); strings.Count(mems, "id:") != 1 || !strings.Contains(mems, "id:"+id+" ") {
+		t.Fatalf("memory_list on a full disk = %+v, want only the memory stored before", list.Structured())
 	}
 
 	mustCall("workingset_update", map[string]any{"name": "bug", "action": "clear"})
@@ -120,7 +120,7 @@ func TestFullDiskThroughTheTools(t *testing.T) {
 		t.Fatalf("health once the space is freed = %s (%s), want ok", st, why)
 	}
 	mustCall("kv_set", map[string]any{"key": "after", "value": "written again"})
-	if got := mustCall("kv_get", map[string]any{"key": "after"}); !strings.Contains(fmt.Sprint(got.Structured["content"]), "written again") {
-		t.Fatalf("kv_get after = %+v", got.Structured)
+	if got := mustCall("kv_get", map[string]any{"key": "after"}); !strings.Contains(fmt.Sprint(got.Structured()["content"]), "written again") {
+		t.Fatalf("kv_get after = %+v", got.Structured())
 	}
 }

@@ -58,7 +58,7 @@ func TestMemoryRecallStaysKeywordWithoutPgvector(t *testing.T) {
 	if err != nil {
 		t.Fatalf("memory_search: %v", err)
 	}
-	if res.Structured["recall"] != "keyword" || embeds.Load() != 0 {
-		t.Fatalf("recall %v with %d embedding requests", res.Structured["recall"], embeds.Load())
+	if res.Structured()["recall"] != "keyword" || embeds.Load() != 0 {
+		t.Fatalf("recall %v with %d embedding requests", res.Structured()["recall"], embeds.Load())
 	}
 }

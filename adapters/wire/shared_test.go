@@ -49,7 +49,7 @@ func TestFirstStartImportsThePreviousStore(t *testing.T) {
 		t.Fatalf("kv_get: %+v %v", res, err)
 	}
 	// The value comes back framed as untrusted data.
-	if v, _ := res.Structured["content"].(string); !strings.Contains(v, "\nthe upgrade\n") {
-		t.Fatalf("kv_get after the import = %+v", res.Structured)
+	if v, _ := res.Structured()["content"].(string); !strings.Contains(v, "\nthe upgrade\n") {
+		t.Fatalf("kv_get after the import = %+v", res.Structured())
 	}
 }

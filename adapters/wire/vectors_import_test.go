@@ -88,7 +88,7 @@ func TestFirstStartImportsThePreviousVectorIndex(t *testing.T) {
 	if err != nil {
 		t.Fatalf("vector_query: %+v %v", res, err)
 	}
-	body, _ := json.Marshal(res.Structured)
+	body, _ := json.Marshal(res.Structured())
 	if !strings.Contains(string(body), "notes/refunds.md") {
 		t.Fatalf("vector_query after the import = %s", body)
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 type sampleInput struct{}
@@ -144,7 +146,8 @@ func TestSchemaMarshal(t *testing.T) {
 		t.Fatalf("got  %s\nwant %s", b, want)
 	}
 
-	// Every keyword renders as encoding/json renders the schema's map.
+	// Every keyword renders as encoding/json renders the same document
+	// (sorted keys, its number and string forms), without HTML escaping.
 	type everything struct {
 		validated
 		Ratio float64 `json:"ratio" description:"<a & b>" minimum:"0.5" maximum:"1e21"`
@@ -153,16 +156,25 @@ func TestSchemaMarshal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := json.Marshal(all)
+	got, err := all.MarshalJSON()
 	if err != nil {
 		t.Fatal(err)
 	}
-	viaMap, err := json.Marshal(all.Map())
-	if err != nil {
+	var generic any
+	if err := json.Unmarshal(got, &generic); err != nil {
 		t.Fatal(err)
 	}
-	if string(got) != string(viaMap) {
-		t.Fatalf("got    %s\nviaMap %s", got, viaMap)
+	var viaJSON strings.Builder
+	enc := json.NewEncoder(&viaJSON)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(generic); err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSuffix(viaJSON.String(), "\n"); string(got) != want {
+		t.Fatalf("got     %s\nviaJSON %s", got, want)
+	}
+	if !strings.Contains(string(got), `"<a & b>"`) {
+		t.Errorf("HTML characters escaped: %s", got)
 	}
 }
 
@@ -186,6 +198,15 @@ func TestSchemaForRefusesWhatItCannotDescribe(t *testing.T) {
 	type recursive struct {
 		Next *recursive `json:"next,omitempty"`
 	}
+	type bytesField struct {
+		B []byte `json:"b"`
+	}
+	type ownJSON struct {
+		S *Schema `json:"s"`
+	}
+	type quotedBound struct {
+		N int `json:"n,string" maximum:"3"`
+	}
 	for name, derive := range map[string]func() (*Schema, error){
 		"channel":       func() (*Schema, error) { return SchemaFor[chanField](nil) },
 		"missing bound": func() (*Schema, error) { return SchemaFor[badBound](nil) },
@@ -193,6 +214,9 @@ func TestSchemaForRefusesWhatItCannotDescribe(t *testing.T) {
 		"bad pattern":   func() (*Schema, error) { return SchemaFor[badPattern](nil) },
 		"duplicate":     func() (*Schema, error) { return SchemaFor[dup](nil) },
 		"recursive":     func() (*Schema, error) { return SchemaFor[recursive](nil) },
+		"[]byte":        func() (*Schema, error) { return SchemaFor[bytesField](nil) },
+		"MarshalJSON":   func() (*Schema, error) { return SchemaFor[ownJSON](nil) },
+		"quoted bound":  func() (*Schema, error) { return SchemaFor[quotedBound](nil) },
 		"not a struct":  func() (*Schema, error) { return SchemaFor[[]string](nil) },
 	} {
 		if _, err := derive(); err == nil {
@@ -205,82 +229,143 @@ type bindInput struct {
 	nested
 	Name   string             `json:"name"`
 	K      int                `json:"k,omitempty"`
+	Small  int8               `json:"small,omitempty"`
 	Ratio  float64            `json:"ratio,omitempty"`
 	Num    []json.Number      `json:"num,omitempty"`
 	Params map[string]any     `json:"params,omitempty"`
 	Opt    *string            `json:"opt,omitempty"`
 	Sub    *nested            `json:"sub,omitempty"`
 	ByName map[string]*nested `json:"by_name,omitempty"`
+	Quoted int                `json:"quoted,string,omitempty"`
 }
 
 type bindOutput struct {
 	Name    string         `json:"name"`
 	Count   int64          `json:"count"`
+	Score   float64        `json:"score"`
 	Empty   []string       `json:"empty"`
 	Skipped string         `json:"skipped,omitempty"`
 	Any     any            `json:"any"`
 	Kind    namedKind      `json:"kind"`
 	Nested  nested         `json:"nested"`
 	Maybe   *nested        `json:"maybe" nullable:"true"`
-	List    []nested       `json:"list"`
+	List    []listed       `json:"list"`
 	Meta    map[string]int `json:"meta"`
+	// omitzero omits a zero struct and a nil slice, never an empty one;
+	// omitempty omits an empty slice but never a struct.
+	ZeroSt  nested    `json:"zero_st,omitzero"`
+	ZeroSl  []string  `json:"zero_sl,omitzero"`
+	EmptyZ  []string  `json:"empty_z,omitzero"`
+	EmptyE  []string  `json:"empty_e,omitempty"`
+	StructE nested    `json:"struct_e,omitempty"`
+	Quoted  int       `json:"quoted,string"`
+	When    time.Time `json:"when"`
+}
+
+type listed struct {
+	Inner string   `json:"inner"`
+	Tags  []string `json:"tags"`
 }
 
 type namedKind string
 
-func TestBindDecodesOnceAndRendersOutput(t *testing.T) {
+func TestBindDecodesAndEncodesWithEncodingJSON(t *testing.T) {
 	var got bindInput
+	when := time.Date(2026, 12, 2, 3, 4, 5, 0, time.UTC)
 	tool := Define[bindInput, bindOutput](validDef()).Bind(func(_ context.Context, call Call, in bindInput) (*Reply[bindOutput], error) {
 		got = in
-		return Answer(bindOutput{Name: in.Name, Count: 3, Any: []any{"x"}, Kind: "k", List: []nested{{Inner: "a"}}}, "text"), nil
+		return Answer(bindOutput{Name: in.Name, Count: 3, Score: 2, Any: []any{"x"}, Kind: "k", List: []listed{{Inner: "a"}},
+			EmptyZ: []string{}, EmptyE: []string{}, Quoted: 7, When: when}, "text"), nil
 	})
-	args := parse(t, `{"inner":"i","name":"n","k":4,"ratio":0.5,"num":[1.5,2],"params":{"a":1,"b":"x","c":null},"opt":"o","sub":{"inner":"s"},"by_name":{"x":{"inner":"y"}}}`)
-	res, err := tool.invoke(t.Context(), Call{}, args.(map[string]any))
+	raw := `{"inner":"i","name":"n","k":4,"ratio":0.5,"num":[1.5,2],"params":{"a":1,"b":"x","c":null},"opt":"o","sub":{"inner":"s"},"by_name":{"x":{"inner":"y"}},"quoted":"12"}`
+	res, err := invokeRaw(t, tool, raw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Inner != "i" || got.Name != "n" || got.K != 4 || got.Ratio != 0.5 || len(got.Num) != 2 || got.Num[0] != "1.5" ||
-		got.Params["a"] != json.Number("1") || got.Params["c"] != nil || *got.Opt != "o" || got.Sub.Inner != "s" || got.ByName["x"].Inner != "y" {
+		got.Params["a"] != json.Number("1") || got.Params["c"] != nil || *got.Opt != "o" || got.Sub.Inner != "s" ||
+		got.ByName["x"].Inner != "y" || got.Quoted != 12 {
 		t.Fatalf("decoded %+v", got)
 	}
-	s := res.Structured
-	if res.Text != "text" || s["name"] != "n" || s["count"] != int64(3) || s["kind"] != "k" || s["maybe"] != nil {
-		t.Fatalf("rendered %#v", s)
+	if res.Text != "text" {
+		t.Errorf("text %q", res.Text)
 	}
-	if _, ok := s["skipped"]; ok {
-		t.Error("an omitempty field was rendered")
+	// encoding/json's own rules, in field order, with a nil slice or map
+	// where the schema promises an array or object sent empty.
+	want := `{"name":"n","count":3,"score":2,"empty":[],"any":["x"],"kind":"k","nested":{"inner":""},"maybe":null,` +
+		`"list":[{"inner":"a","tags":[]}],"meta":{},"empty_z":[],"struct_e":{"inner":""},"quoted":"7","when":"2026-12-02T03:04:05Z"}`
+	if string(res.JSON) != want {
+		t.Fatalf("encoded\n%s\nwant\n%s", res.JSON, want)
 	}
-	if e, ok := s["empty"].([]any); !ok || len(e) != 0 {
-		t.Errorf("a nil slice rendered as %#v, want an empty array", s["empty"])
+	var typed bindOutput
+	if err := res.Decode(&typed); err != nil || typed.Count != 3 || !typed.When.Equal(when) || typed.List[0].Inner != "a" || typed.Quoted != 7 {
+		t.Errorf("decoded result %+v %v", typed, err)
 	}
-	if m, ok := s["meta"].(map[string]any); !ok || len(m) != 0 {
-		t.Errorf("a nil map rendered as %#v", s["meta"])
+	if s := res.Structured(); s["count"] != 3 || s["score"] != float64(2) || s["kind"] != "k" || s["any"].([]any)[0] != "x" || s["list"].([]any)[0].(map[string]any)["inner"] != "a" {
+		t.Errorf("generic result %#v", s)
 	}
-	if l := s["list"].([]any); l[0].(map[string]any)["inner"] != "a" {
-		t.Errorf("list rendered as %#v", l)
+	if err := tool.Output().Validate(parse(t, string(res.JSON))); err != nil {
+		t.Errorf("encoded output does not match its schema: %v", err)
 	}
-	if err := tool.Output().Validate(parse(t, mustJSON(t, s))); err != nil {
-		t.Errorf("rendered output does not match its schema: %v", err)
+	if q := tool.Input().Properties["quoted"]; q.Type != "string" {
+		t.Errorf("a quoted int is described as %q", q.Type)
+	}
+	if err := (Result{}).Decode(&typed); !errors.Is(err, ErrNoContent) {
+		t.Errorf("an input request decoded: %v", err)
 	}
 
-	_, err = tool.invoke(t.Context(), Call{}, map[string]any{"inner": "i", "name": 1})
-	if te, ok := AsToolError(err); !ok || te.Kind != KindValidation || te.Message != "Argument 'name' must be a string." {
-		t.Errorf("invalid arguments: %v", err)
+	for in, want := range map[string]string{
+		`{"inner":"i","name":1}`:           "Argument 'name' must be a string.",
+		`{"inner":"i","name":"n","k":1.0}`: "Argument 'k' must be an integer.",
+		`{"inner":"i","name":"n","k":1e2}`: "Argument 'k' must be an integer.",
+		// Valid for the schema, beyond what int8 holds: named, not echoed.
+		`{"inner":"i","name":"n","small":300}`:      "Argument 'small' is out of range for its type.",
+		`{"inner":"i","name":"n","quoted":"seven"}`: "Arguments do not fit the tool's input type.",
+	} {
+		_, err := invokeRaw(t, tool, in)
+		if te, ok := AsToolError(err); !ok || te.Kind != KindValidation || te.Message != want {
+			t.Errorf("%s: %v, want %q", in, err, want)
+		}
 	}
-	if _, err := Define[bindInput, bindOutput](validDef()).Spec().invoke(t.Context(), Call{}, map[string]any{"inner": "i", "name": "n"}); !errors.Is(err, ErrNotBound) {
+	if _, err := invokeRaw(t, Define[bindInput, bindOutput](validDef()).Spec(), `{"inner":"i","name":"n"}`); !errors.Is(err, ErrNotBound) {
 		t.Errorf("an unbound spec ran: %v", err)
 	}
-	_, err = Define[bindInput, bindOutput](validDef()).NotConfigured("Not configured (ARROWHEAD_X).").invoke(t.Context(), Call{}, map[string]any{"inner": "i", "name": "n"})
+	_, err = Define[bindInput, bindOutput](validDef()).NotConfigured("Not configured (ARROWHEAD_X).").invoke(t.Context(), Call{}, nil, map[string]any{"inner": "i", "name": "n"})
 	if te, ok := AsToolError(err); !ok || te.Kind != KindUnavailable || te.Message != "Not configured (ARROWHEAD_X)." {
 		t.Errorf("not configured: %v", err)
 	}
 }
 
-func mustJSON(t *testing.T, v any) string {
+// invokeRaw runs the spec as the guard chain does: the arguments parsed
+// for the validator, their bytes for the decoder.
+func invokeRaw(t *testing.T, spec ToolSpec, raw string) (Result, error) {
 	t.Helper()
-	b, err := json.Marshal(v)
+	return spec.invoke(t.Context(), Call{}, json.RawMessage(raw), parse(t, raw).(map[string]any))
+}
+
+func TestStringsWalkAndRewrite(t *testing.T) {
+	doc := json.RawMessage(`{"a":"x","sha256":["h1","h2"],"n":{"k\u0022":"q\"\n","b":true,"c":null,"d":-1.5e3},"e":[]}`)
+	var seen []string
+	if err := EachString(doc, func(key, s string) { seen = append(seen, key+"="+s) }); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"=a", "a=x", "=sha256", "sha256=h1", "sha256=h2", "=n", "=k\"", "k\"=q\"\n", "=b", "=c", "=d", "=e"}
+	if !slices.Equal(seen, want) {
+		t.Fatalf("seen %q\nwant %q", seen, want)
+	}
+	out, err := RewriteStrings(doc, func(s string) (string, bool) { return strings.ToUpper(s), s != "x" })
 	if err != nil {
 		t.Fatal(err)
 	}
-	return string(b)
+	if got := string(out); got != `{"a":"x","sha256":["H1","H2"],"n":{"k\u0022":"Q\"\n","b":true,"c":null,"d":-1.5e3},"e":[]}` {
+		t.Errorf("rewritten %s", got)
+	}
+	if same, _ := RewriteStrings(doc, func(s string) (string, bool) { return s, false }); &same[0] != &doc[0] {
+		t.Error("an unchanged document was copied")
+	}
+	for _, bad := range []string{`{"a":"x"`, `{"a" "x"}`, `{"a":"x}`, `{"a":nul}`, `{"a":}`} {
+		if err := EachString(json.RawMessage(bad), func(string, string) {}); err == nil {
+			t.Errorf("%s: walked", bad)
+		}
+	}
 }

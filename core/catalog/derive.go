@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -25,13 +26,18 @@ type Bounds map[string]int
 // How a struct becomes a schema:
 //   - each exported field is a property named by its json tag; an embedded
 //     struct without a json name contributes its fields (as encoding/json);
-//   - a property is required unless its json tag says omitempty;
+//   - a property is required unless its json tag says omitempty or
+//     omitzero; the string option makes a scalar a string, as encoding/json
+//     writes it;
 //   - Go types map to JSON types: string; bool to boolean; integer kinds to
 //     integer; floats and json.Number to number; slices to array (items from
 //     the element type); map[string]T to an object whose
 //     additionalProperties is T's schema; structs to objects that refuse
 //     unknown properties; any (an empty interface) to a schema accepting any
-//     value; a pointer to its element's schema;
+//     value; a pointer to its element's schema; json.RawMessage to any
+//     value; a type with a MarshalText method to string. A type with its
+//     own MarshalJSON or UnmarshalJSON, and []byte (base64 text), are
+//     refused rather than guessed at;
 //   - tags add the rest: description, enum (comma-separated), pattern (RE2),
 //     minLength, maxLength, minimum, maximum, minItems, maxItems,
 //     maxProperties, nullable ("true"), and items (for an array's elements)
@@ -50,7 +56,19 @@ func SchemaFor[T any](bounds Bounds) (*Schema, error) {
 // ErrBadSchemaType is returned when a Go type cannot be described.
 var ErrBadSchemaType = errors.New("type cannot be described as a schema")
 
-var numberType = reflect.TypeFor[json.Number]()
+var (
+	numberType      = reflect.TypeFor[json.Number]()
+	rawType         = reflect.TypeFor[json.RawMessage]()
+	jsonMarshaler   = reflect.TypeFor[json.Marshaler]()
+	jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+	textMarshaler   = reflect.TypeFor[encoding.TextMarshaler]()
+)
+
+// implements reports whether t or *t has i's methods (encoding/json uses
+// a pointer method of an addressable value).
+func implements(t, i reflect.Type) bool {
+	return t.Implements(i) || reflect.PointerTo(t).Implements(i)
+}
 
 type deriver struct {
 	bounds   Bounds
@@ -90,8 +108,17 @@ func (d *deriver) typeSchema(t reflect.Type, path string) (*Schema, error) {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == numberType {
+	switch {
+	case t == numberType:
 		return &Schema{Type: "number"}, nil
+	case t == rawType:
+		return &Schema{}, nil
+	case implements(t, textMarshaler):
+		return &Schema{Type: "string"}, nil
+	case implements(t, jsonMarshaler) || implements(t, jsonUnmarshaler):
+		return nil, fmt.Errorf("%w: %s (%s) has its own JSON encoding", ErrBadSchemaType, path, t)
+	case t.Kind() == reflect.Slice && t.Elem().Kind() == reflect.Uint8:
+		return nil, fmt.Errorf("%w: %s is []byte, which encoding/json writes as base64", ErrBadSchemaType, path)
 	}
 	switch t.Kind() {
 	case reflect.String:
@@ -145,11 +172,16 @@ func (d *deriver) object(t reflect.Type, path string) (*Schema, error) {
 		if err != nil {
 			return nil, err
 		}
+		if f.quoted && fs.Type != "" && fs.Type != "array" && fs.Type != "object" {
+			// encoding/json writes a scalar with the string option as a
+			// JSON string (and ignores the option on other kinds).
+			fs = &Schema{Type: "string"}
+		}
 		if err := d.apply(fs, f.lookup, fpath); err != nil {
 			return nil, err
 		}
 		s.Properties[f.name] = fs
-		if !f.omitEmpty {
+		if !f.optional {
 			s.Required = append(s.Required, f.name)
 		}
 	}
@@ -292,11 +324,13 @@ func parsePairs(s string) (map[string]string, error) {
 
 // field is one JSON property of a struct type.
 type field struct {
-	name      string
-	index     []int
-	typ       reflect.Type
-	tag       reflect.StructTag
-	omitEmpty bool
+	name string
+	typ  reflect.Type
+	tag  reflect.StructTag
+	// optional: omitempty or omitzero (encoding/json may leave it out).
+	optional bool
+	// quoted: the string option.
+	quoted bool
 }
 
 // lookup is f.tag.Lookup(key), skipping the scan of the whole tag (which
@@ -310,38 +344,26 @@ func (f field) lookup(key string) (string, bool) {
 	return f.tag.Lookup(key)
 }
 
-// fieldCache holds each struct type's fields, computed once per type and
-// shared by schema derivation, argument decoding and output rendering.
-var fieldCache sync.Map // reflect.Type -> fieldsResult
-
-type fieldsResult struct {
-	fields []field
-	err    error
-}
-
 // fieldsOf lists t's JSON properties the way encoding/json names them.
 func fieldsOf(t reflect.Type) ([]field, error) {
-	if r, ok := fieldCache.Load(t); ok {
-		fr := r.(fieldsResult)
-		return fr.fields, fr.err
-	}
 	var fields []field
-	err := collectFields(t, nil, &fields)
-	if err == nil {
-		seen := map[string]bool{}
-		for _, f := range fields {
-			if seen[f.name] {
-				err = fmt.Errorf("%w: %s has two properties named %q", ErrBadSchemaType, t, f.name)
-				break
-			}
-			seen[f.name] = true
-		}
+	if err := collectFields(t, &fields); err != nil {
+		return nil, err
 	}
-	fieldCache.Store(t, fieldsResult{fields, err})
-	return fields, err
+	seen := map[string]bool{}
+	for _, f := range fields {
+		if seen[f.name] {
+			return nil, fmt.Errorf("%w: %s has two properties named %q", ErrBadSchemaType, t, f.name)
+		}
+		seen[f.name] = true
+	}
+	return fields, nil
 }
 
-func collectFields(t reflect.Type, prefix []int, out *[]field) error {
+// collectFields lists t's properties by encoding/json's naming rules; where
+// those rules would drop a field silently (two of one name) fieldsOf
+// refuses the type instead.
+func collectFields(t reflect.Type, out *[]field) error {
 	for i := range t.NumField() {
 		sf := t.Field(i)
 		tag := sf.Tag.Get("json")
@@ -349,12 +371,11 @@ func collectFields(t reflect.Type, prefix []int, out *[]field) error {
 			continue
 		}
 		name, opts, _ := strings.Cut(tag, ",")
-		index := append(slices.Clone(prefix), i)
 		if sf.Anonymous && name == "" {
 			if sf.Type.Kind() != reflect.Struct {
 				return fmt.Errorf("%w: %s embeds %s, which is not a struct value", ErrBadSchemaType, t, sf.Type)
 			}
-			if err := collectFields(sf.Type, index, out); err != nil {
+			if err := collectFields(sf.Type, out); err != nil {
 				return err
 			}
 			continue
@@ -365,11 +386,12 @@ func collectFields(t reflect.Type, prefix []int, out *[]field) error {
 		if name == "" {
 			name = sf.Name
 		}
-		omit := false
+		f := field{name: name, typ: sf.Type, tag: sf.Tag}
 		for _, o := range strings.Split(opts, ",") {
-			omit = omit || o == "omitempty" || o == "omitzero"
+			f.optional = f.optional || o == "omitempty" || o == "omitzero"
+			f.quoted = f.quoted || o == "string"
 		}
-		*out = append(*out, field{name: name, index: index, typ: sf.Type, tag: sf.Tag, omitEmpty: omit})
+		*out = append(*out, f)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -9,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -47,9 +49,11 @@ type Schema struct {
 	pattern func() *regexp.Regexp
 }
 
-// MarshalJSON renders the schema as JSON Schema: the bytes encoding/json
-// writes for Map (keys in sorted order), appended directly, since every
-// server start renders every tool's schemas for the tool list.
+// MarshalJSON renders the schema as JSON Schema, keys in sorted order (as
+// encoding/json writes a map's). It is the schema's one rendering: the
+// tool list, the listing, the snapshots and the integrity digest all read
+// it. It appends directly, since every server start renders every tool's
+// schemas for the tool list.
 func (s *Schema) MarshalJSON() ([]byte, error) {
 	return s.appendJSON(make([]byte, 0, 512)), nil
 }
@@ -144,75 +148,16 @@ func (s *Schema) appendJSON(b []byte) []byte {
 }
 
 // appendJSONValue appends v as encoding/json writes it (a string, a
-// number or a string slice: none can fail).
+// number or a string slice: none can fail), without HTML escaping, as the
+// integrity digest and the surface snapshots encode (a transport's encoder
+// escapes again as it likes).
 func appendJSONValue(b []byte, v any) []byte {
-	j, _ := json.Marshal(v)
-	return append(b, j...)
-}
-
-// Map renders the schema as a JSON-ready map.
-func (s *Schema) Map() map[string]any { return s.toMap() }
-
-func (s *Schema) toMap() map[string]any {
-	m := map[string]any{}
-	if s.Type != "" {
-		if s.Nullable {
-			m["type"] = []string{s.Type, "null"}
-		} else {
-			m["type"] = s.Type
-		}
-	}
-	if s.Description != "" {
-		m["description"] = s.Description
-	}
-	if s.Type == "object" {
-		props := map[string]any{}
-		for k, v := range s.Properties {
-			props[k] = v.toMap()
-		}
-		m["properties"] = props
-		if len(s.Required) > 0 {
-			r := slices.Clone(s.Required)
-			sort.Strings(r)
-			m["required"] = r
-		}
-		if s.Additional != nil {
-			m["additionalProperties"] = s.Additional.toMap()
-		} else {
-			m["additionalProperties"] = false
-		}
-		if s.MaxProperties != nil {
-			m["maxProperties"] = *s.MaxProperties
-		}
-	}
-	if s.Items != nil {
-		m["items"] = s.Items.toMap()
-	}
-	if len(s.Enum) > 0 {
-		m["enum"] = s.Enum
-	}
-	if s.Pattern != "" {
-		m["pattern"] = s.Pattern
-	}
-	if s.MinLength != nil {
-		m["minLength"] = *s.MinLength
-	}
-	if s.MaxLength != nil {
-		m["maxLength"] = *s.MaxLength
-	}
-	if s.Minimum != nil {
-		m["minimum"] = *s.Minimum
-	}
-	if s.Maximum != nil {
-		m["maximum"] = *s.Maximum
-	}
-	if s.MinItems != nil {
-		m["minItems"] = *s.MinItems
-	}
-	if s.MaxItems != nil {
-		m["maxItems"] = *s.MaxItems
-	}
-	return m
+	buf := bytes.NewBuffer(b)
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	b = buf.Bytes()
+	return b[:len(b)-1] // Encode's newline
 }
 
 // maxValidationDepth bounds recursion through nested arguments.
@@ -325,7 +270,7 @@ func (s *Schema) validate(v any, path string, depth int) error {
 		if math.IsNaN(f) || math.IsInf(f, 0) {
 			return fmt.Errorf("%s must be a finite number", path)
 		}
-		if s.Type == "integer" && f != math.Trunc(f) {
+		if s.Type == "integer" && (f != math.Trunc(f) || !integerText(v)) {
 			return fmt.Errorf("%s must be an integer", path)
 		}
 		if s.Minimum != nil && f < *s.Minimum {
@@ -357,6 +302,14 @@ func number(v any) (float64, bool) {
 		return float64(n), true
 	}
 	return 0, false
+}
+
+// integerText reports whether a parsed number is written as an integer:
+// encoding/json decodes 1.0 or 1e2 into no integer type, so the validator
+// asks for the digits the decoder accepts.
+func integerText(v any) bool {
+	n, ok := v.(json.Number)
+	return !ok || !strings.ContainsAny(string(n), ".eE")
 }
 
 func fmtNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"reflect"
@@ -97,14 +99,80 @@ func Ask[Out any](req *InputRequest) *Reply[Out] {
 type Handler[In, Out any] func(ctx context.Context, call Call, in In) (*Reply[Out], error)
 
 // Result is a tool's answer as the guard chain and the transports see it:
-// the output rendered as structured content (matching the output schema)
-// plus the text block, or an input request.
+// the output encoded by encoding/json (matching the output schema) plus
+// the text block, or an input request.
 type Result struct {
-	Structured map[string]any
-	Text       string
-	NeedInput  *InputRequest
+	// JSON is the structured content, a JSON object; nil with NeedInput.
+	// Decode reads it into a Go value.
+	JSON      json.RawMessage
+	Text      string
+	NeedInput *InputRequest
 	// Labels are set by the guard chain, never by a handler.
 	Labels FlowLabels
+
+	// out is the output schema JSON follows, for Structured.
+	out *Schema
+}
+
+// ErrNoContent is returned by Decode for a result without structured
+// content (an input request).
+var ErrNoContent = errors.New("result has no structured content")
+
+// Decode reads the structured content into v as encoding/json does: v is
+// usually a pointer to the tool's output type, so an embedder reads a
+// result with the type the tool was defined with.
+func (r Result) Decode(v any) error {
+	if len(r.JSON) == 0 {
+		return ErrNoContent
+	}
+	return json.Unmarshal(r.JSON, v)
+}
+
+// Structured returns the structured content as a generic object, nil
+// without content: a number is an int where the output schema says
+// integer and a float64 elsewhere, as the output type held it. Decode
+// into the output type reads it typed.
+func (r Result) Structured() map[string]any {
+	dec := json.NewDecoder(bytes.NewReader(r.JSON))
+	dec.UseNumber()
+	var m map[string]any
+	if len(r.JSON) == 0 || dec.Decode(&m) != nil {
+		return nil
+	}
+	typedNumbers(m, r.out)
+	return m
+}
+
+// typedNumbers replaces the json.Numbers in v (under schema s, nil for
+// none) with ints and float64s, and returns v.
+func typedNumbers(v any, s *Schema) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil && s != nil && s.Type == "integer" {
+			return int(i)
+		}
+		f, _ := x.Float64()
+		return f
+	case map[string]any:
+		for k, e := range x {
+			var sub *Schema
+			if s != nil {
+				if sub = s.Properties[k]; sub == nil {
+					sub = s.Additional
+				}
+			}
+			x[k] = typedNumbers(e, sub)
+		}
+	case []any:
+		var items *Schema
+		if s != nil {
+			items = s.Items
+		}
+		for i, e := range x {
+			x[i] = typedNumbers(e, items)
+		}
+	}
+	return v
 }
 
 // ToolDef is what a family writes to define a tool, beside its input and
@@ -167,13 +235,14 @@ func (t Tool[In, Out]) WithBounds(extra Bounds) Tool[In, Out] {
 func (t Tool[In, Out]) Spec() ToolSpec { return t.spec }
 
 // Bind returns the spec served by h. A call validates the arguments against
-// the input schema, decodes them into In once, runs h and renders its Out.
+// the input schema, decodes their bytes into In with encoding/json, runs h
+// and encodes its Out with encoding/json.
 func (t Tool[In, Out]) Bind(h Handler[In, Out]) ToolSpec {
 	s := t.spec
 	name := s.def.Name
-	s.run = func(ctx context.Context, call Call, args map[string]any) (Result, error) {
+	s.run = func(ctx context.Context, call Call, raw json.RawMessage) (Result, error) {
 		var in In
-		if err := decode(reflect.ValueOf(&in).Elem(), args); err != nil {
+		if err := decodeInput(raw, &in, s.shape.input, s.shape.inputAny); err != nil {
 			return Result{}, err
 		}
 		r, err := h(ctx, call, in)
@@ -186,7 +255,11 @@ func (t Tool[In, Out]) Bind(h Handler[In, Out]) ToolSpec {
 		if r.NeedInput != nil {
 			return Result{Text: r.Text, NeedInput: r.NeedInput}, nil
 		}
-		return Result{Structured: render(reflect.ValueOf(r.Out)).(map[string]any), Text: r.Text}, nil
+		out, err := encodeOutput(r.Out, s.shape.output)
+		if err != nil {
+			return Result{}, fmt.Errorf("tool %s: encoding its output: %w", name, err)
+		}
+		return Result{JSON: out, Text: r.Text, out: s.shape.output}, nil
 	}
 	return s
 }
@@ -197,7 +270,7 @@ func (t Tool[In, Out]) Bind(h Handler[In, Out]) ToolSpec {
 // choose it in one place, from their optional ports.
 func (t Tool[In, Out]) NotConfigured(message string) ToolSpec {
 	s := t.spec
-	s.run = func(context.Context, Call, map[string]any) (Result, error) {
+	s.run = func(context.Context, Call, json.RawMessage) (Result, error) {
 		return Result{}, Unavailable(message)
 	}
 	return s
@@ -210,7 +283,7 @@ type ToolSpec struct {
 	def   ToolDef
 	shape *shape
 	// run decodes the arguments into the input type and runs the handler.
-	run func(ctx context.Context, call Call, args map[string]any) (Result, error)
+	run func(ctx context.Context, call Call, raw json.RawMessage) (Result, error)
 }
 
 // shape holds a tool's types and the schemas derived from them, once.
@@ -224,7 +297,9 @@ type shape struct {
 	once   sync.Once
 	input  *Schema
 	output *Schema
-	err    error
+	// inputAny: the input holds a value typed any (see decodeInput).
+	inputAny bool
+	err      error
 }
 
 // derive checks the definition and derives both schemas, once.
@@ -244,6 +319,7 @@ func (s *shape) derive(def ToolDef) error {
 				err = d.unused(s.shared)
 			}
 		}
+		s.inputAny = holdsAny(s.input)
 		if err != nil {
 			s.err = fmt.Errorf("%w: %s: %w", ErrIncompleteSpec, def.Name, err)
 		}
@@ -336,11 +412,12 @@ func (t ToolSpec) Bound() bool { return t.run != nil }
 // IsZero reports whether the spec was never built.
 func (t ToolSpec) IsZero() bool { return t.def.Name == "" }
 
-// invoke validates args (a decoded JSON object, numbers as json.Number)
-// against the input schema and runs the bound handler. Only the guard chain
-// can call it, after admission (see core/internal/chainonly): every call
-// from Go code goes through core.App.
-func (t ToolSpec) invoke(ctx context.Context, call Call, args map[string]any) (Result, error) {
+// invoke validates args (raw decoded as a JSON object, numbers as
+// json.Number) against the input schema and runs the bound handler with
+// raw decoded into its input type. Only the guard chain can call it, after
+// admission (see core/internal/chainonly): every call from Go code goes
+// through core.App.
+func (t ToolSpec) invoke(ctx context.Context, call Call, raw json.RawMessage, args map[string]any) (Result, error) {
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -350,7 +427,7 @@ func (t ToolSpec) invoke(ctx context.Context, call Call, args map[string]any) (R
 	if t.run == nil {
 		return Result{}, ErrNotBound
 	}
-	return t.run(ctx, call, args)
+	return t.run(ctx, call, raw)
 }
 
 func init() { chainonly.Publish(ToolSpec.invoke) }

@@ -182,7 +182,7 @@ func (a *agent) call(tool string, args map[string]any, show func(io.Writer, map[
 		return
 	}
 	fmt.Fprintf(a.w, "== %s %s\n", tool, describe(args))
-	show(a.w, res.Structured)
+	show(a.w, res.Structured())
 	fmt.Fprintln(a.w)
 	a.called = append(a.called, tool)
 }

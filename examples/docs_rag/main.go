@@ -79,13 +79,27 @@ func run(ctx context.Context, queries []string) error {
 				return explain(err)
 			}
 			fmt.Printf("\n%s %q\n", tool, q)
-			for i, h := range res.Structured["results"].([]any) {
-				hit := h.(map[string]any)
-				fmt.Printf("  %d. [%s #%v] score=%.4f  %s\n", i+1, hit["source"], hit["chunk_index"], hit["score"], preview(hit["content"].(string)))
+			var out queryResult
+			if err := res.Decode(&out); err != nil {
+				return err
+			}
+			for i, h := range out.Results {
+				fmt.Printf("  %d. [%s #%d] score=%.4f  %s\n", i+1, h.Source, h.ChunkIndex, h.Score, preview(h.Content))
 			}
 		}
 	}
 	return nil
+}
+
+// queryResult is the part of vector_query's and hybrid_query's output
+// this walkthrough prints, read with Result.Decode.
+type queryResult struct {
+	Results []struct {
+		Source     string  `json:"source"`
+		ChunkIndex int     `json:"chunk_index"`
+		Score      float64 `json:"score"`
+		Content    string  `json:"content"`
+	} `json:"results"`
 }
 
 func preview(s string) string {

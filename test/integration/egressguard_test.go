@@ -205,8 +205,8 @@ func TestEgressGuardHostileFlowsAcrossReplicas(t *testing.T) {
 	if got.Labels.Integrity != catalog.IntegrityUntrusted {
 		t.Fatalf("labels %+v", got.Labels)
 	}
-	marker := got.Structured["marker"].(string)
-	sha := got.Structured["source"].(map[string]any)["sha256"].(string)
+	marker := got.Structured()["marker"].(string)
+	sha := got.Structured()["source"].(map[string]any)["sha256"].(string)
 	payloads := map[string]string{
 		"frame marker":       marker,
 		"item hash":          sha,

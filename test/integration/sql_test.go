@@ -70,9 +70,9 @@ func TestSQLQueryEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rows := res.Structured["rows"].([]any)
-	if len(rows) != 2 || res.Structured["truncated"].([]any)[0] != "rows" {
-		t.Fatalf("rows bounded at 2 with truncation reported: %v", res.Structured)
+	rows := res.Structured()["rows"].([]any)
+	if len(rows) != 2 || res.Structured()["truncated"].([]any)[0] != "rows" {
+		t.Fatalf("rows bounded at 2 with truncation reported: %v", res.Structured())
 	}
 	if first := rows[0].([]any); first[1] != "alpha" {
 		t.Fatalf("first row %v", first)
@@ -112,7 +112,7 @@ func TestSQLQueryEndToEnd(t *testing.T) {
 	// The rows are still there: nothing above wrote.
 	res, err = app.Call(t.Context(), analyst, "sql_query", map[string]any{"query": "select count(*) as n from fixture.items"})
 	if err != nil || !strings.Contains(res.Text, "3") {
-		t.Fatalf("count: %v %v", res.Structured, err)
+		t.Fatalf("count: %v %v", res.Structured(), err)
 	}
 }
 
@@ -132,6 +132,6 @@ func TestSQLQueryTempFileLimit(t *testing.T) {
 	// Within the limit, the same app answers.
 	res, err := app.Call(t.Context(), analyst, "sql_query", map[string]any{"query": "select count(*) as n from fixture.items"})
 	if err != nil || !strings.Contains(res.Text, "3") {
-		t.Fatalf("count: %v %v", res.Structured, err)
+		t.Fatalf("count: %v %v", res.Structured(), err)
 	}
 }

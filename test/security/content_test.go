@@ -36,7 +36,7 @@ func TestMarkdownExfiltrationCorpus(t *testing.T) {
 			t.Errorf("case %d (%q): %v", i, p, err)
 			continue
 		}
-		out := strings.ToLower(res.Structured["content"].(string))
+		out := strings.ToLower(res.Structured()["content"].(string))
 		// Neutralized links survive as plain text; what must not survive is
 		// a target a renderer would follow or load.
 		for _, bad := range []string{"exfil.example/p", "exfil.example/c", "exfil.example/badge", "](javascript:", "<javascript:", "](vbscript:",
@@ -87,7 +87,7 @@ func TestHostileDocuments(t *testing.T) {
 			t.Errorf("%s: %v", name, err)
 			continue
 		}
-		out := res.Structured["content"].(string)
+		out := res.Structured()["content"].(string)
 		if strings.ContainsAny(out, "\x1b\x07\x00\u202e\u202c\u200b\u0085\ufe00\ufe01") || strings.ContainsRune(out, 0xE0049) || strings.ContainsRune(out, 0xE0100) {
 			t.Errorf("%s kept a control or invisible character: %q", name, out)
 		}
@@ -123,7 +123,7 @@ func TestInvisibleBlanks(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		out := res.Structured["content"].(string)
+		out := res.Structured()["content"].(string)
 		for _, r := range blanks {
 			if strings.ContainsRune(out, r) {
 				t.Errorf("%s kept U+%04X", name, r)

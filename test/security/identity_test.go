@@ -34,7 +34,7 @@ func TestTokenNamedLikeTheOperatorOwnsNothingOfIt(t *testing.T) {
 	call := func(rt *wire.Runtime, p ports.Principal, tool string, args map[string]any) (map[string]any, *catalog.ToolError) {
 		t.Helper()
 		res, te := coretest.Call(t, rt.App, p, tool, args)
-		return res.Structured, te
+		return res.Structured(), te
 	}
 	mustCall := func(rt *wire.Runtime, p ports.Principal, tool string, args map[string]any) map[string]any {
 		t.Helper()

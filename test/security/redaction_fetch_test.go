@@ -58,7 +58,7 @@ func TestFetchedAndSampledContentRedacted(t *testing.T) {
 				if te != nil {
 					t.Fatalf("%s: %s", tool, te.Message)
 				}
-				out := strs(res.Structured, []string{res.Text})
+				out := strs(res.Structured(), []string{res.Text})
 				switch {
 				case redactReads:
 					if !strings.Contains(res.Text, "[REDACTED:") {

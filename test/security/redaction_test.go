@@ -248,7 +248,7 @@ func TestNoRawSecretThroughAnyReadPathOrModelRequest(t *testing.T) {
 		if te != nil {
 			t.Fatalf("%s: refused: %s", tool, te.Message)
 		}
-		raw, _ := json.Marshal(res.Structured)
+		raw, _ := json.Marshal(res.Structured())
 		var generic any
 		_ = json.Unmarshal(raw, &generic)
 		return strs(generic, []string{res.Text})

@@ -84,7 +84,7 @@ func TestRepoTraversalCorpus(t *testing.T) {
 		for _, c := range calls {
 			res, err := rt.App.Call(t.Context(), op, c.tool, c.args)
 			if err == nil {
-				b, _ := json.Marshal(res.Structured)
+				b, _ := json.Marshal(res.Structured())
 				if strings.Contains(string(b), secret) || strings.Contains(res.Text, secret) {
 					t.Errorf("%s(%q) reached the secret: %s", c.tool, p, b)
 				}
@@ -112,7 +112,7 @@ func TestRepoTraversalCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", tool, err)
 		}
-		b, _ := json.Marshal(res.Structured)
+		b, _ := json.Marshal(res.Structured())
 		if strings.Contains(string(b), secret) || strings.Contains(string(b), ".git") || strings.Contains(string(b), "node_modules") ||
 			strings.Contains(string(b), "blob") || strings.Contains(string(b), "link") {
 			t.Errorf("%s over the whole tree: %s", tool, b)

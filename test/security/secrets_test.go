@@ -87,7 +87,7 @@ func TestPlantedSecretsSameCountInOneFile(t *testing.T) {
 		if err != nil {
 			return nil, err
 		}
-		return res.Structured, nil
+		return res.Structured(), nil
 	}
 
 	separate := scanTypes(t, call, "separate/")

@@ -19,7 +19,7 @@ func TestTaskHandleCorpus(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	real := res.Structured["task_id"].(string)
+	real := res.Structured()["task_id"].(string)
 	payloads := append(readCorpus(t, "task_ids.txt"), strings.ToUpper(real), real+"0", real[:31], " "+real, real+"\n", "../"+real)
 	if len(payloads) < 25 {
 		t.Fatalf("corpus too small: %d", len(payloads))
@@ -36,7 +36,7 @@ func TestTaskHandleCorpus(t *testing.T) {
 		} {
 			res, err := rt.App.Call(t.Context(), c.who, c.tool, c.args)
 			if err == nil {
-				t.Errorf("%s(%q) resolved: %v", c.tool, p, res.Structured)
+				t.Errorf("%s(%q) resolved: %v", c.tool, p, res.Structured())
 				continue
 			}
 			te, ok := catalog.AsToolError(err)
@@ -55,8 +55,8 @@ func TestTaskHandleCorpus(t *testing.T) {
 	if foreign == nil || missing == nil || foreign.Error() != missing.Error() {
 		t.Fatalf("foreign %v, missing %v", foreign, missing)
 	}
-	if got, err := rt.App.Call(t.Context(), alice, "task_get", map[string]any{"task_id": real}); err != nil || got.Structured["status"] != "working" {
-		t.Fatalf("alice's timer: %v %v", got.Structured, err)
+	if got, err := rt.App.Call(t.Context(), alice, "task_get", map[string]any{"task_id": real}); err != nil || got.Structured()["status"] != "working" {
+		t.Fatalf("alice's timer: %v %v", got.Structured(), err)
 	}
 }
 
@@ -93,25 +93,25 @@ func TestTimerArgumentCorpus(t *testing.T) {
 		}
 	}
 	res, err := rt.App.Call(t.Context(), alice, "task_list", map[string]any{})
-	if err != nil || len(res.Structured["tasks"].([]any)) != 0 {
-		t.Fatalf("a refused timer was recorded: %v %v", res.Structured, err)
+	if err != nil || len(res.Structured()["tasks"].([]any)) != 0 {
+		t.Fatalf("a refused timer was recorded: %v %v", res.Structured(), err)
 	}
 	res, err = rt.App.Call(t.Context(), alice, "task_schedule", map[string]any{"delay_seconds": 0,
 		"payload": map[string]any{"note\u202e": "\x1b[31mred\u200b <script>", "n": 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := res.Structured["task_id"]
+	id := res.Structured()["task_id"]
 	for {
 		got, err := rt.App.Call(t.Context(), alice, "task_get", map[string]any{"task_id": id})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.Structured["status"] == "working" {
+		if got.Structured()["status"] == "working" {
 			time.Sleep(5 * time.Millisecond)
 			continue
 		}
-		raw, _ := json.Marshal(got.Structured)
+		raw, _ := json.Marshal(got.Structured())
 		if strings.ContainsAny(string(raw), "\x1b\u202e\u200b") || strings.Contains(got.Text, "\x1b") {
 			t.Fatalf("an unsanitized payload came back: %s", raw)
 		}

@@ -105,7 +105,7 @@ func TestTraversalCorpus(t *testing.T) {
 				// Some payloads are merely odd names (a literal
 				// "%2e%2e" directory, a full-width dot): those may run,
 				// but only inside the jail, and never reach the secret.
-				b, _ := json.Marshal(res.Structured)
+				b, _ := json.Marshal(res.Structured())
 				if strings.Contains(string(b), secret) || strings.Contains(res.Text, secret) {
 					t.Errorf("%s(%q) reached outside the jail: %s", c.tool, p, b)
 				}
@@ -113,7 +113,7 @@ func TestTraversalCorpus(t *testing.T) {
 					t.Errorf("%s(%q) read something: %s", c.tool, p, b)
 				}
 				if c.tool == "doc_write" {
-					written := filepath.Join(rt.Settings.DocsRoot, filepath.FromSlash(res.Structured["path"].(string)))
+					written := filepath.Join(rt.Settings.DocsRoot, filepath.FromSlash(res.Structured()["path"].(string)))
 					if rel, err := filepath.Rel(rt.Settings.DocsRoot, written); err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
 						t.Errorf("doc_write(%q) landed outside the corpus", p)
 					}

@@ -119,8 +119,8 @@ func TestCodeExplainSendsOnlyWhatCodeReadServes(t *testing.T) {
 			t.Fatalf("model output kept %q: %s", bad, txt)
 		}
 	}
-	if !strings.Contains(txt, "adds") || res.Structured["untrusted"] != true || res.Structured["end_line"] != 2 {
-		t.Fatalf("result %v", res.Structured)
+	if !strings.Contains(txt, "adds") || res.Structured()["untrusted"] != true || res.Structured()["end_line"] != 2 {
+		t.Fatalf("result %v", res.Structured())
 	}
 
 	// A denied path, a traversal and a range past the end never reach the model.
@@ -192,7 +192,7 @@ func TestRerankAlwaysAPermutation(t *testing.T) {
 			}
 			got := orderOf(res)
 			if !slices.Equal(got, c.want) {
-				t.Fatalf("order %v, want %v", res.Structured["order"], c.want)
+				t.Fatalf("order %v, want %v", res.Structured()["order"], c.want)
 			}
 			if strings.Contains(res.Text, "IGNORE") || strings.Contains(res.Text, "script") {
 				t.Fatalf("model text came back: %q", res.Text)
@@ -202,7 +202,7 @@ func TestRerankAlwaysAPermutation(t *testing.T) {
 	app := newApp(t, &fakeModel{Answer: "[3,2,1,0]"}, nil)
 	res, _ := call(t, app, "rerank", map[string]any{"query": "q", "candidates": candidates, "top_k": 2})
 	if got := orderOf(res); !slices.Equal(got, []int{3, 2}) {
-		t.Fatalf("top_k order %v", res.Structured["order"])
+		t.Fatalf("top_k order %v", res.Structured()["order"])
 	}
 }
 
@@ -257,7 +257,7 @@ func TestCodeExplainWithoutRepository(t *testing.T) {
 // orderOf reads the structured order whatever numeric type it carries.
 func orderOf(res catalog.Result) []int {
 	var out []int
-	switch v := res.Structured["order"].(type) {
+	switch v := res.Structured()["order"].(type) {
 	case []int:
 		return v
 	case []any:

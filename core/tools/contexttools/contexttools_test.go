@@ -145,7 +145,7 @@ func (e env) call(t testing.TB, p ports.Principal, tool string, args map[string]
 		}
 		return nil, "", te
 	}
-	return res.Structured, res.Text, nil
+	return res.Structured(), res.Text, nil
 }
 
 // num reads a number from structured output, whichever Go type carries it.

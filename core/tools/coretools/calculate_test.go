@@ -54,10 +54,10 @@ func invoke(t *testing.T, spec served, args string) (catalog.Result, error) {
 func TestCalculate(t *testing.T) {
 	spec := tool(t, settings.Defaults(), coretools.Ports{}, "calculate")
 	res, err := invoke(t, spec, `{"expression":"2 * (3 + 4)"}`)
-	if err != nil || res.Text != "14" || res.Structured["result"] != float64(14) {
+	if err != nil || res.Text != "14" || res.Structured()["result"] != float64(14) {
 		t.Fatalf("got %+v, %v", res, err)
 	}
-	if err := spec.Output().Validate(jsonRoundTrip(t, res.Structured)); err != nil {
+	if err := spec.Output().Validate(jsonRoundTrip(t, res.Structured())); err != nil {
 		t.Fatalf("output does not match its schema: %v", err)
 	}
 	for expr, want := range map[string]string{
@@ -103,15 +103,15 @@ func TestReadFile(t *testing.T) {
 	if jail.LastPath() != "notes/a.txt" {
 		t.Fatalf("the jail got %q", jail.LastPath())
 	}
-	content := res.Structured["content"].(string)
+	content := res.Structured()["content"].(string)
 	if strings.ContainsAny(content, "\x1b\u202e") || !strings.Contains(content, "red evil") {
 		t.Fatalf("not sanitized: %q", content)
 	}
-	marker := res.Structured["marker"].(string)
+	marker := res.Structured()["marker"].(string)
 	if strings.Count(content, marker) != 2 || res.Text != content {
 		t.Fatal("content is not framed with the marker")
 	}
-	if err := spec.Output().Validate(jsonRoundTrip(t, res.Structured)); err != nil {
+	if err := spec.Output().Validate(jsonRoundTrip(t, res.Structured())); err != nil {
 		t.Fatalf("output does not match its schema: %v", err)
 	}
 

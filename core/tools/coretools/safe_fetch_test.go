@@ -74,7 +74,7 @@ func TestSafeFetchSpec(t *testing.T) {
 	}
 	in := spec.Input()
 	if !slices.Equal(in.Required, []string{"url"}) || len(in.Properties) != 1 {
-		t.Errorf("input schema %+v", in.Map())
+		t.Errorf("input schema %+v", in)
 	}
 	if ml := in.Properties["url"].MaxLength; ml == nil || *ml != 2048 {
 		t.Errorf("url maxLength %v", ml)
@@ -141,7 +141,7 @@ func TestSafeFetchFramesSanitizedText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := res.Structured
+	s := res.Structured()
 	if s["status"] != 404 || s["content_type"] != "text/html" || s["final_url"] != "https://example.com/final" {
 		t.Errorf("structured %v %v %v", s["status"], s["content_type"], s["final_url"])
 	}
@@ -177,11 +177,11 @@ func TestSafeFetchTruncatesGrownText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Structured["truncated"] != true {
+	if res.Structured()["truncated"] != true {
 		t.Fatal("truncated not reported")
 	}
-	marker := res.Structured["marker"].(string)
-	text := res.Structured["content"].(string)
+	marker := res.Structured()["marker"].(string)
+	text := res.Structured()["content"].(string)
 	start := strings.Index(text, "\n\n") + 2
 	end := strings.LastIndex(text, "<<< UNTRUSTED-DATA-END "+marker)
 	if n := len(strings.TrimRight(text[start:end], "\n")); n > s.FetchMaxResponseBytes {
@@ -224,8 +224,8 @@ func TestSafeFetchContentTypes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Structured["content_type"] != tc.want {
-				t.Errorf("content_type %v, want %s", res.Structured["content_type"], tc.want)
+			if res.Structured()["content_type"] != tc.want {
+				t.Errorf("content_type %v, want %s", res.Structured()["content_type"], tc.want)
 			}
 		})
 	}

@@ -152,10 +152,10 @@ func benchDocIndex(b *testing.B, open openStore) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		if tr := res.Structured["truncated"].([]any); len(tr) > 0 {
+		if tr := res.Structured()["truncated"].([]any); len(tr) > 0 {
 			b.Fatalf("indexing was cut short: %v", tr)
 		}
-		chunks += res.Structured["chunks_embedded"].(int)
+		chunks += res.Structured()["chunks_embedded"].(int)
 		done()
 		b.StartTimer()
 	}

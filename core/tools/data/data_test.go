@@ -126,7 +126,7 @@ func TestSQLQueryGuards(t *testing.T) {
 	if strings.Contains(e.sql.got.SQL, "DROP") || len(e.sql.args) != 2 || e.sql.args[0] != hostile {
 		t.Fatalf("params not bound: %q %v", e.sql.got.SQL, e.sql.args)
 	}
-	cols := res.Structured["columns"].([]any)
+	cols := res.Structured()["columns"].([]any)
 	if cols[1] != "name" || strings.Contains(res.Text, "\x1b") || !strings.Contains(res.Text, "UNTRUSTED-DATA-BEGIN") {
 		t.Fatalf("not sanitized and framed: %v %q", cols, res.Text)
 	}
@@ -184,7 +184,7 @@ func TestIndexingIsDiffAwareAndTenantScoped(t *testing.T) {
 		if te != nil {
 			t.Fatal(te)
 		}
-		return res.Structured
+		return res.Structured()
 	}
 	first := index(alice)
 	if first["documents_indexed"] != 2 || first["chunks_embedded"].(int) < 3 || first["chunks_unchanged"] != 0 {
@@ -206,13 +206,13 @@ func TestIndexingIsDiffAwareAndTenantScoped(t *testing.T) {
 	if te != nil {
 		t.Fatal(te)
 	}
-	hits := res.Structured["results"].([]any)
+	hits := res.Structured()["results"].([]any)
 	if len(hits) == 0 || hits[0].(map[string]any)["source"] != "handbook/refunds.md" {
 		t.Fatalf("hybrid: %v", hits)
 	}
 	res, te = coretest.Call(t, e.app, bob, "vector_query", map[string]any{"collection": "doc_chunks", "query": "refunds fourteen days", "k": 10})
-	if te != nil || len(res.Structured["results"].([]any)) != 0 {
-		t.Fatalf("bob sees alice's chunks: %v %v", res.Structured, te)
+	if te != nil || len(res.Structured()["results"].([]any)) != 0 {
+		t.Fatalf("bob sees alice's chunks: %v %v", res.Structured(), te)
 	}
 	// Deleting a document removes its chunks on the next run.
 	if err := os.Remove(filepath.Join(e.root, "handbook", "shipping.md")); err != nil {
@@ -223,7 +223,7 @@ func TestIndexingIsDiffAwareAndTenantScoped(t *testing.T) {
 		t.Fatalf("deleted document kept: %v", fourth)
 	}
 	res, _ = coretest.Call(t, e.app, alice, "vector_query", map[string]any{"collection": "doc_chunks", "query": "parcels warehouse", "k": 10})
-	for _, h := range res.Structured["results"].([]any) {
+	for _, h := range res.Structured()["results"].([]any) {
 		if h.(map[string]any)["source"] == "handbook/shipping.md" {
 			t.Fatal("chunks of a deleted document are still retrievable")
 		}

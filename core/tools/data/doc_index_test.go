@@ -99,7 +99,7 @@ func TestDocIndexBatchesDocumentsIntoFewUpserts(t *testing.T) {
 		if te != nil {
 			t.Fatal(te)
 		}
-		return res.Structured
+		return res.Structured()
 	}
 	compare := func(stage string) {
 		t.Helper()
@@ -113,10 +113,10 @@ func TestDocIndexBatchesDocumentsIntoFewUpserts(t *testing.T) {
 		for _, q := range []string{"refunds ship within 40 days", "document 7 line 3"} {
 			ra, _ := coretest.Call(t, envs[0].app, alice, "vector_query", map[string]any{"collection": "doc_chunks", "query": q, "k": 10})
 			rb, _ := coretest.Call(t, envs[1].app, alice, "vector_query", map[string]any{"collection": "doc_chunks", "query": q, "k": 10})
-			if hits, _ := ra.Structured["results"].([]any); len(hits) == 0 {
+			if hits, _ := ra.Structured()["results"].([]any); len(hits) == 0 {
 				t.Fatalf("%s: nothing retrieved for %q", stage, q)
 			}
-			if !reflect.DeepEqual(ra.Structured["results"], rb.Structured["results"]) {
+			if !reflect.DeepEqual(ra.Structured()["results"], rb.Structured()["results"]) {
 				t.Fatalf("%s: retrieval differs for %q", stage, q)
 			}
 		}
@@ -166,7 +166,7 @@ func TestDocIndexFailedWriteAcknowledgesNothing(t *testing.T) {
 	e := newEnvWriting(t, policy, indexCorpus(5), func(w ports.VectorWriter) ports.VectorWriter { failing.VectorWriter = w; return failing })
 	res, te := coretest.Call(t, e.app, alice, "doc_index", map[string]any{"collection": "doc_chunks"})
 	if te == nil || te.Kind != catalog.KindUnavailable {
-		t.Fatalf("a failed write was answered with %v (%v)", res.Structured, te)
+		t.Fatalf("a failed write was answered with %v (%v)", res.Structured(), te)
 	}
 	if len(failing.sizes) != 1 {
 		t.Fatalf("5 documents took %d Upsert calls", len(failing.sizes))

@@ -81,27 +81,27 @@ func TestDocReadSanitizesEachFormat(t *testing.T) {
 	if te != nil {
 		t.Fatal(te)
 	}
-	c := res.Structured["content"].(string)
+	c := res.Structured()["content"].(string)
 	for _, bad := range []string{"evil.example", "javascript:", "<script>"} {
 		if strings.Contains(c, bad) {
 			t.Errorf("markdown kept %q: %s", bad, c)
 		}
 	}
-	if !strings.Contains(c, "https://example.com") || res.Structured["content_type"] != "markdown" {
+	if !strings.Contains(c, "https://example.com") || res.Structured()["content_type"] != "markdown" {
 		t.Errorf("markdown lost its safe link: %s", c)
 	}
 	res, te = coretest.Call(t, e.app, alice, "doc_read", map[string]any{"path": "data/b.json"})
 	if te != nil {
 		t.Fatal(te)
 	}
-	if c := res.Structured["content"].(string); !strings.Contains(c, `{"a":"evil","z":1}`) {
+	if c := res.Structured()["content"].(string); !strings.Contains(c, `{"a":"evil","z":1}`) {
 		t.Errorf("json not canonical and clean: %s", c)
 	}
 	res, te = coretest.Call(t, e.app, alice, "doc_read", map[string]any{"path": "logs/c.txt"})
 	if te != nil {
 		t.Fatal(te)
 	}
-	if c := res.Structured["content"].(string); strings.ContainsAny(c, "\x1b\x07\u200b") || !strings.Contains(c, "plain text here") {
+	if c := res.Structured()["content"].(string); strings.ContainsAny(c, "\x1b\x07\u200b") || !strings.Contains(c, "plain text here") {
 		t.Errorf("text not sanitized: %q", c)
 	}
 	if _, te := coretest.Call(t, e.app, alice, "doc_read", map[string]any{"path": "data/dup.json"}); te == nil || te.Kind != catalog.KindValidation {
@@ -128,7 +128,7 @@ func TestDocWriteNamespacesAndNoClobber(t *testing.T) {
 	}
 	// No elicitation support: overwrite=true is the opt-in.
 	res, te := coretest.Call(t, e.app, alice, "doc_write", map[string]any{"path": "alice/todo.md", "content": "# Again", "overwrite": true})
-	if te != nil || res.Structured["created"] != false {
+	if te != nil || res.Structured()["created"] != false {
 		t.Fatalf("overwrite: %v %v", res, te)
 	}
 	got, _ := os.ReadFile(filepath.Join(e.root, "alice", "todo.md"))
@@ -223,7 +223,7 @@ func TestDocSearchAuthorizedAndSanitized(t *testing.T) {
 	if te != nil {
 		t.Fatal(te)
 	}
-	matches := res.Structured["matches"].([]any)
+	matches := res.Structured()["matches"].([]any)
 	if len(matches) != 1 {
 		t.Fatalf("search crossed the grant: %v", matches)
 	}
@@ -236,8 +236,8 @@ func TestDocSearchAuthorizedAndSanitized(t *testing.T) {
 	}
 	r := newEnv(t, map[string]string{"ARROWHEAD_SEARCH_REGEX_ENABLED": "true"}, map[string]string{"a.txt": "order 12345 shipped\n"})
 	res, te = coretest.Call(t, r.app, alice, "doc_search", map[string]any{"query": `order \d+`, "use_regex": true})
-	if te != nil || len(res.Structured["matches"].([]any)) != 1 {
-		t.Fatalf("regex search: %v %v", res.Structured, te)
+	if te != nil || len(res.Structured()["matches"].([]any)) != 1 {
+		t.Fatalf("regex search: %v %v", res.Structured(), te)
 	}
 	if _, te := coretest.Call(t, r.app, alice, "doc_search", map[string]any{"query": "(a+)+$", "use_regex": true, "path_prefix": "../"}); te == nil {
 		t.Fatal("parent prefix accepted")
@@ -254,13 +254,13 @@ func TestDocScanNeverReturnsRawValues(t *testing.T) {
 	if te != nil {
 		t.Fatal(te)
 	}
-	all, _ := json.Marshal(res.Structured)
+	all, _ := json.Marshal(res.Structured())
 	for _, raw := range []string{aws, ghp, "bob@example.com"} {
 		if strings.Contains(string(all), raw) || strings.Contains(res.Text, raw) {
 			t.Fatalf("raw value %q returned", raw)
 		}
 	}
-	if n := len(res.Structured["findings"].([]any)); n < 3 {
+	if n := len(res.Structured()["findings"].([]any)); n < 3 {
 		t.Fatalf("findings: %s", all)
 	}
 	if strings.Contains(fmt.Sprintf("%+v", e.audit.Records()), aws) {

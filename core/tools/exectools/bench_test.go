@@ -28,8 +28,8 @@ func BenchmarkRunSnippetOverhead(b *testing.B) {
 				start = time.Now()
 				res, err := e.app.Call(b.Context(), runner, "run_snippet", args)
 				tool += time.Since(start)
-				if err != nil || res.Structured["stdout"] != "1\n" {
-					b.Fatalf("run_snippet: %v %v", res.Structured, err)
+				if err != nil || res.Structured()["stdout"] != "1\n" {
+					b.Fatalf("run_snippet: %v %v", res.Structured(), err)
 				}
 			}
 			n := float64(b.N)

@@ -112,7 +112,7 @@ func (e env) call(t *testing.T, p ports.Principal, tool string, args map[string]
 		}
 		return nil, "", te
 	}
-	return res.Structured, res.Text, nil
+	return res.Structured(), res.Text, nil
 }
 
 func snippet(t *testing.T, e env, code string) (map[string]any, string) {

@@ -88,7 +88,7 @@ func TestEmbedsOnlyWithAnEmbedder(t *testing.T) {
 		if te != nil {
 			t.Fatal(te)
 		}
-		recall := res.Structured["recall"]
+		recall := res.Structured()["recall"]
 		if withEmbedder {
 			if !slices.Equal(rec.stored, want("prefers metric units")) || !slices.Equal(rec.queried, want("units")) || recall != "semantic" {
 				t.Errorf("with an embedder: stored %v, queried %v, recall %v", rec.stored, rec.queried, recall)

@@ -108,7 +108,7 @@ func TestNotifyDeliversSignedPayload(t *testing.T) {
 	if want := "v1," + base64.StdEncoding.EncodeToString(mac.Sum(nil)); sig != want {
 		t.Fatalf("signature %q, want %q", sig, want)
 	}
-	st := res.Structured
+	st := res.Structured()
 	if st["status"] != 200 || st["delivered"] != true || st["signed"] != true || st["webhook_id"] != id || st["untrusted"] != true {
 		t.Fatalf("structured %v", st)
 	}
@@ -123,7 +123,7 @@ func TestNotifyUnsignedWithoutSecret(t *testing.T) {
 	if te != nil {
 		t.Fatal(te)
 	}
-	if _, ok := e.egress.Requests()[0].Headers["webhook-signature"]; ok || res.Structured["signed"] != false {
+	if _, ok := e.egress.Requests()[0].Headers["webhook-signature"]; ok || res.Structured()["signed"] != false {
 		t.Fatal("an unsigned delivery claimed a signature")
 	}
 }

@@ -61,8 +61,8 @@ func BenchmarkCodeSearchVsGrep(b *testing.B) {
 				t0 := time.Now()
 				res := e.ok(b, "code_search", map[string]any{"query": query})
 				wall, cpu := time.Since(t0), cpuNow()-before
-				n := len(res.Structured["matches"].([]any))
-				if tr := res.Structured["truncated"].([]any); len(tr) > 0 {
+				n := len(res.Structured()["matches"].([]any))
+				if tr := res.Structured()["truncated"].([]any); len(tr) > 0 {
 					b.Fatalf("cut short: %v", tr)
 				}
 				cmd := exec.Command("grep", args...)
@@ -115,10 +115,10 @@ func BenchmarkSymbolMap500(b *testing.B) {
 				before := cpuNow()
 				for range b.N {
 					res := e.ok(b, "symbol_map", map[string]any{"format": format})
-					if n := res.Structured["files_scanned"].(int); n != 500 {
+					if n := res.Structured()["files_scanned"].(int); n != 500 {
 						b.Fatalf("scanned %d files", n)
 					}
-					b.ReportMetric(float64(len(res.Structured["symbols"].([]any))), "symbols")
+					b.ReportMetric(float64(len(res.Structured()["symbols"].([]any))), "symbols")
 					b.ReportMetric(float64(len(res.Text)), "text-bytes")
 				}
 				b.ReportMetric(float64((cpuNow()-before).Milliseconds())/float64(b.N), "ms-cpu/op")
@@ -189,10 +189,10 @@ func BenchmarkCodeSearchVsRipgrep(b *testing.B) {
 		b.Run("full/"+name, func(b *testing.B) {
 			ratio(b, func() int {
 				res := full.ok(b, "code_search", map[string]any{"query": query})
-				if tr := res.Structured["truncated"].([]any); len(tr) > 0 {
+				if tr := res.Structured()["truncated"].([]any); len(tr) > 0 {
 					b.Fatalf("cut short: %v", tr)
 				}
-				return len(res.Structured["matches"].([]any))
+				return len(res.Structured()["matches"].([]any))
 			}, func() (int, time.Duration) {
 				cmd := exec.Command(rg, append(rgArgs(s), "--", query, ".")...)
 				cmd.Dir = root
@@ -207,7 +207,7 @@ func BenchmarkCodeSearchVsRipgrep(b *testing.B) {
 		b.Run("first50/"+name, func(b *testing.B) {
 			ratio(b, func() int {
 				res := defaults.ok(b, "code_search", map[string]any{"query": query})
-				return len(res.Structured["matches"].([]any))
+				return len(res.Structured()["matches"].([]any))
 			}, func() (int, time.Duration) {
 				cmd := exec.Command("sh", "-c", `"$0" "$@" | head -n 50`, rg)
 				cmd.Args = append(cmd.Args, append(rgArgs(s), "--", query, ".")...)

@@ -136,7 +136,7 @@ func TestCodeSearchAtDefaultsEqualsGrep(t *testing.T) {
 				res := e.ok(t, "code_search", map[string]any{"query": q})
 				want, wantText := grepFiles(t, root, q, searched)
 				var got []string
-				for i, m := range res.Structured["matches"].([]any) {
+				for i, m := range res.Structured()["matches"].([]any) {
 					mm := m.(map[string]any)
 					got = append(got, fmt.Sprintf("%s:%d", mm["path"], mm["line"]))
 					sn := mm["snippet"].(string)
@@ -158,10 +158,10 @@ func TestCodeSearchAtDefaultsEqualsGrep(t *testing.T) {
 				}
 				// The whole listing is counted unless the result cap
 				// stopped the walk first.
-				if n := res.Structured["files_listed"].(int); n > total || (!capped && n != total) {
+				if n := res.Structured()["files_listed"].(int); n > total || (!capped && n != total) {
 					t.Errorf("%q: files_listed %d, the oracle lists %d", q, n, total)
 				}
-				tr := res.Structured["truncated"].([]any)
+				tr := res.Structured()["truncated"].([]any)
 				switch {
 				case capped:
 					if !slices.Contains(tr, any("results")) || !strings.Contains(text, "ARROWHEAD_SEARCH_MAX_RESULTS=50") ||
@@ -177,7 +177,7 @@ func TestCodeSearchAtDefaultsEqualsGrep(t *testing.T) {
 						t.Errorf("%q: \"No matches.\" for a search that did not finish", q)
 					}
 				default:
-					if len(tr) != 0 || res.Structured["complete"] != true {
+					if len(tr) != 0 || res.Structured()["complete"] != true {
 						t.Errorf("%q: cut short: %v", q, tr)
 					}
 					if len(want) == 0 && !strings.HasPrefix(text, "No matches. Searched all "+thousands(len(listed))+" files.\n") {

@@ -138,11 +138,11 @@ func TestCodeSearchEqualsGrep(t *testing.T) {
 	s, _ := settings.Load(func(string) (string, bool) { return "", false })
 	for _, q := range []string{"func (", "http.StatusOK", "TODO", "Content-Length", "\t}", "zebracorn-absent"} {
 		res := e.ok(t, "code_search", map[string]any{"query": q})
-		if tr := res.Structured["truncated"].([]any); len(tr) != 0 {
+		if tr := res.Structured()["truncated"].([]any); len(tr) != 0 {
 			t.Fatalf("%q: the search was cut short: %v", q, tr)
 		}
 		var got []string
-		for _, m := range res.Structured["matches"].([]any) {
+		for _, m := range res.Structured()["matches"].([]any) {
 			mm := m.(map[string]any)
 			got = append(got, fmt.Sprintf("%s:%d", mm["path"], mm["line"]))
 			if sn := mm["snippet"].(string); !strings.Contains(sn, q) {
@@ -154,7 +154,7 @@ func TestCodeSearchEqualsGrep(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("%q: %d hits, grep %d\n%s", q, len(got), len(want), diff(want, got))
 		}
-		t.Logf("%q: %d hits agree with grep over %v files", q, len(want), res.Structured["files_scanned"])
+		t.Logf("%q: %d hits agree with grep over %v files", q, len(want), res.Structured()["files_scanned"])
 	}
 }
 
@@ -202,27 +202,27 @@ func TestCodeSearchPrunesExcludedAndBinary(t *testing.T) {
 	e := newEnv(t, "", nil, sample, nil)
 	res := e.ok(t, "code_search", map[string]any{"query": "TODO"})
 	var paths []string
-	for _, m := range res.Structured["matches"].([]any) {
+	for _, m := range res.Structured()["matches"].([]any) {
 		paths = append(paths, m.(map[string]any)["path"].(string))
 	}
 	want := []string{"README.md", "notes/evil.txt", "secrets/private.py", "src/util.py"}
 	if !slices.Equal(paths, want) {
 		t.Errorf("hits in %v, want %v", paths, want)
 	}
-	if res.Structured["files_excluded"].(int) < 1 {
-		t.Errorf("the binary file was not counted as excluded: %v", res.Structured)
+	if res.Structured()["files_excluded"].(int) < 1 {
+		t.Errorf("the binary file was not counted as excluded: %v", res.Structured())
 	}
-	for _, m := range res.Structured["matches"].([]any) {
+	for _, m := range res.Structured()["matches"].([]any) {
 		sn := m.(map[string]any)["snippet"].(string)
 		if strings.ContainsAny(sn, "\x1b\u202e") {
 			t.Errorf("snippet not sanitized: %q", sn)
 		}
 	}
-	if !strings.Contains(res.Text, res.Structured["marker"].(string)) || res.Structured["untrusted"] != true {
+	if !strings.Contains(res.Text, res.Structured()["marker"].(string)) || res.Structured()["untrusted"] != true {
 		t.Error("the text answer is not framed")
 	}
 	res = e.ok(t, "code_search", map[string]any{"query": "TODO", "path_prefix": "src/"})
-	if n := len(res.Structured["matches"].([]any)); n != 1 {
+	if n := len(res.Structured()["matches"].([]any)); n != 1 {
 		t.Errorf("prefix src/: %d hits", n)
 	}
 	if _, te := e.call(t, alice, "code_search", map[string]any{"query": "T.DO", "use_regex": true}); te == nil || !strings.Contains(te.Message, "disabled") {
@@ -230,8 +230,8 @@ func TestCodeSearchPrunesExcludedAndBinary(t *testing.T) {
 	}
 	e2 := newEnv(t, e.root, map[string]string{"ARROWHEAD_SEARCH_REGEX_ENABLED": "true", "ARROWHEAD_SEARCH_MAX_RESULTS": "2"}, nil, nil)
 	res = e2.ok(t, "code_search", map[string]any{"query": "T.DO", "use_regex": true})
-	if n := len(res.Structured["matches"].([]any)); n != 2 || !slices.Contains(res.Structured["truncated"].([]any), any("results")) {
-		t.Errorf("regex capped at 2: %v", res.Structured)
+	if n := len(res.Structured()["matches"].([]any)); n != 2 || !slices.Contains(res.Structured()["truncated"].([]any), any("results")) {
+		t.Errorf("regex capped at 2: %v", res.Structured())
 	}
 }
 
@@ -259,7 +259,7 @@ func TestCodeReadRanges(t *testing.T) {
 			args["end_line"] = c.end
 		}
 		res := e.ok(t, "code_read", args)
-		st := res.Structured
+		st := res.Structured()
 		body := strings.TrimSpace(st["content"].(string))
 		if !strings.Contains(st["content"].(string), c.want) || st["start_line"] != c.first || st["end_line"] != c.last || st["total_lines"] != c.tot {
 			t.Errorf("%v: %q %v-%v of %v", args, body, st["start_line"], st["end_line"], st["total_lines"])
@@ -278,7 +278,7 @@ func TestCodeReadRanges(t *testing.T) {
 		}
 	}
 	res := e.ok(t, "code_read", map[string]any{"path": "notes/evil.txt"})
-	if c := res.Structured["content"].(string); strings.ContainsAny(c, "\x1b\u202e") {
+	if c := res.Structured()["content"].(string); strings.ContainsAny(c, "\x1b\u202e") {
 		t.Errorf("content not sanitized: %q", c)
 	}
 }
@@ -309,7 +309,7 @@ func TestPolicyFiltersEveryRepoTool(t *testing.T) {
 		{"subject":"*","actions":["read","search"],"kinds":["document"],"prefix":""}]}`
 	e := newEnv(t, "", map[string]string{"ARROWHEAD_AUTHZ_POLICY": policy}, sample, nil)
 	res := e.ok(t, "code_search", map[string]any{"query": "TODO"})
-	for _, m := range res.Structured["matches"].([]any) {
+	for _, m := range res.Structured()["matches"].([]any) {
 		if p := m.(map[string]any)["path"].(string); !strings.HasPrefix(p, "src/") {
 			t.Errorf("search reached %s", p)
 		}
@@ -318,23 +318,23 @@ func TestPolicyFiltersEveryRepoTool(t *testing.T) {
 		t.Errorf("a document grant read code: %v", te)
 	}
 	res = e.ok(t, "symbol_map", map[string]any{})
-	for _, s := range res.Structured["symbols"].([]any) {
+	for _, s := range res.Structured()["symbols"].([]any) {
 		if p := s.(map[string]any)["path"].(string); !strings.HasPrefix(p, "src/") {
 			t.Errorf("symbol_map named a symbol in %s", p)
 		}
 	}
 	res = e.ok(t, "dependency_graph", map[string]any{})
-	for _, m := range res.Structured["modules"].([]any) {
+	for _, m := range res.Structured()["modules"].([]any) {
 		if p := m.(map[string]any)["path"].(string); !strings.HasPrefix(p, "src/") {
 			t.Errorf("dependency_graph named module %s", p)
 		}
 	}
 	// Nothing granted on code: a corpus-wide document grant reaches none.
 	none := newEnv(t, e.root, map[string]string{"ARROWHEAD_AUTHZ_POLICY": `{"grants":[{"subject":"*","actions":["read","search","scan"],"kinds":["document"],"prefix":""}]}`}, nil, nil)
-	if res := none.ok(t, "code_search", map[string]any{"query": "TODO"}); len(res.Structured["matches"].([]any)) != 0 {
+	if res := none.ok(t, "code_search", map[string]any{"query": "TODO"}); len(res.Structured()["matches"].([]any)) != 0 {
 		t.Error("code_search found code under a document-only policy")
 	}
-	if res := none.ok(t, "symbol_map", map[string]any{}); len(res.Structured["symbols"].([]any)) != 0 {
+	if res := none.ok(t, "symbol_map", map[string]any{}); len(res.Structured()["symbols"].([]any)) != 0 {
 		t.Error("symbol_map found code under a document-only policy")
 	}
 }
@@ -343,7 +343,7 @@ func TestSymbolMap(t *testing.T) {
 	e := newEnv(t, "", nil, sample, nil)
 	res := e.ok(t, "symbol_map", map[string]any{})
 	var got []string
-	for _, s := range res.Structured["symbols"].([]any) {
+	for _, s := range res.Structured()["symbols"].([]any) {
 		m := s.(map[string]any)
 		got = append(got, fmt.Sprintf("%s %s %s %s %d-%d", m["path"], m["kind"], m["parent"], m["name"], m["start_line"], m["end_line"]))
 	}
@@ -358,16 +358,16 @@ func TestSymbolMap(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("symbols:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if ex := res.Structured["extractor"].([]any); !slices.Equal(ex, []any{"go/parser", "line-heuristic", "python-tokenizer"}) {
+	if ex := res.Structured()["extractor"].([]any); !slices.Equal(ex, []any{"go/parser", "line-heuristic", "python-tokenizer"}) {
 		t.Errorf("extractor = %v", ex)
 	}
 	e2 := newEnv(t, e.root, map[string]string{"ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS": "2", "ARROWHEAD_SYMBOL_MAP_MAX_FILES": "1"}, nil, nil)
 	res = e2.ok(t, "symbol_map", map[string]any{})
-	if n := len(res.Structured["symbols"].([]any)); n != 1 || !slices.Equal(res.Structured["truncated"].([]any), []any{"files"}) {
-		t.Errorf("capped at one file: %d symbols, %v", n, res.Structured["truncated"])
+	if n := len(res.Structured()["symbols"].([]any)); n != 1 || !slices.Equal(res.Structured()["truncated"].([]any), []any{"files"}) {
+		t.Errorf("capped at one file: %d symbols, %v", n, res.Structured()["truncated"])
 	}
 	res = e2.ok(t, "symbol_map", map[string]any{"path_prefix": "lib/lib.go"})
-	if n := len(res.Structured["symbols"].([]any)); n != 2 {
+	if n := len(res.Structured()["symbols"].([]any)); n != 2 {
 		t.Errorf("prefix naming a file: %d symbols", n)
 	}
 }
@@ -391,12 +391,12 @@ func (s stubTagger) Tag(_ context.Context, files []ports.SourceFile) ([][]ports.
 func TestSymbolMapTaggerAndFallback(t *testing.T) {
 	e := newEnv(t, "", nil, map[string]string{"a.js": "function f() {}\n", "b.py": "def g(): pass\n"}, stubTagger{})
 	res := e.ok(t, "symbol_map", map[string]any{})
-	if ex := res.Structured["extractor"].([]any); !slices.Equal(ex, []any{"python-tokenizer", "stub-tagger"}) {
+	if ex := res.Structured()["extractor"].([]any); !slices.Equal(ex, []any{"python-tokenizer", "stub-tagger"}) {
 		t.Errorf("extractor = %v", ex)
 	}
 	down := newEnv(t, e.root, nil, nil, stubTagger{fail: true})
 	res = down.ok(t, "symbol_map", map[string]any{})
-	if ex := res.Structured["extractor"].([]any); !slices.Equal(ex, []any{"line-heuristic", "python-tokenizer"}) {
+	if ex := res.Structured()["extractor"].([]any); !slices.Equal(ex, []any{"line-heuristic", "python-tokenizer"}) {
 		t.Errorf("fallback extractor = %v", ex)
 	}
 }
@@ -405,11 +405,11 @@ func TestDependencyGraph(t *testing.T) {
 	e := newEnv(t, "", nil, sample, nil)
 	res := e.ok(t, "dependency_graph", map[string]any{})
 	var mods, edges []string
-	for _, m := range res.Structured["modules"].([]any) {
+	for _, m := range res.Structured()["modules"].([]any) {
 		mm := m.(map[string]any)
 		mods = append(mods, fmt.Sprintf("%s %s %s", mm["id"], mm["language"], mm["path"]))
 	}
-	for _, x := range res.Structured["edges"].([]any) {
+	for _, x := range res.Structured()["edges"].([]any) {
 		ee := x.(map[string]any)
 		edges = append(edges, fmt.Sprintf("%s>%s:%v", ee["from"], ee["to"], ee["external"]))
 	}
@@ -425,8 +425,8 @@ func TestDependencyGraph(t *testing.T) {
 	}
 	small := newEnv(t, e.root, map[string]string{"ARROWHEAD_DEPENDENCY_GRAPH_MAX_FILES": "1"}, nil, nil)
 	res = small.ok(t, "dependency_graph", map[string]any{})
-	if !slices.Equal(res.Structured["truncated"].([]any), []any{"files"}) || res.Structured["files_scanned"] != 1 {
-		t.Errorf("capped: %v", res.Structured)
+	if !slices.Equal(res.Structured()["truncated"].([]any), []any{"files"}) || res.Structured()["files_scanned"] != 1 {
+		t.Errorf("capped: %v", res.Structured())
 	}
 }
 

@@ -23,17 +23,17 @@ func symbolRows(res map[string]any) []string {
 func TestSymbolMapFilters(t *testing.T) {
 	e := newEnv(t, "", nil, sample, nil)
 	res := e.ok(t, "symbol_map", map[string]any{"kinds": []any{"method", "class"}})
-	if got := symbolRows(res.Structured); !slices.Equal(got, []string{"lib/lib.go method T.M", "src/app.py class .App", "src/app.py method App.run"}) {
+	if got := symbolRows(res.Structured()); !slices.Equal(got, []string{"lib/lib.go method T.M", "src/app.py class .App", "src/app.py method App.run"}) {
 		t.Errorf("kinds filter: %v", got)
 	}
 	res = e.ok(t, "symbol_map", map[string]any{"include_tests": false})
-	for _, row := range symbolRows(res.Structured) {
+	for _, row := range symbolRows(res.Structured()) {
 		if strings.Contains(row, "_test.go") || strings.Contains(row, "testdata") {
 			t.Errorf("include_tests=false mapped %s", row)
 		}
 	}
 	all := e.ok(t, "symbol_map", map[string]any{"include_tests": true})
-	if n, m := len(all.Structured["symbols"].([]any)), len(res.Structured["symbols"].([]any)); n != m+1 {
+	if n, m := len(all.Structured()["symbols"].([]any)), len(res.Structured()["symbols"].([]any)); n != m+1 {
 		t.Errorf("with tests %d symbols, without %d", n, m)
 	}
 	if _, te := e.call(t, alice, "symbol_map", map[string]any{"format": "xml"}); te == nil {
@@ -55,7 +55,7 @@ func TestSymbolMapFormats(t *testing.T) {
 	if !strings.Contains(lines.Text, "src/app.py:6-7: method App.run\n") || strings.Count(lines.Text, "src/app.py") != 2 {
 		t.Errorf("lines text:\n%s", lines.Text)
 	}
-	if fmt.Sprint(compact.Structured["symbols"]) != fmt.Sprint(lines.Structured["symbols"]) {
+	if fmt.Sprint(compact.Structured()["symbols"]) != fmt.Sprint(lines.Structured()["symbols"]) {
 		t.Error("the structured result depends on the format")
 	}
 	if len(compact.Text) >= len(lines.Text) {
@@ -74,13 +74,13 @@ func TestSymbolMapStatesItsCut(t *testing.T) {
 	}
 	e := newEnv(t, "", map[string]string{"ARROWHEAD_SYMBOL_MAP_MAX_FILES": "4"}, files, nil)
 	res := e.ok(t, "symbol_map", map[string]any{})
-	if !slices.Equal(res.Structured["truncated"].([]any), []any{"files"}) || res.Structured["files_scanned"] != 4 {
-		t.Fatalf("truncated %v, files %v", res.Structured["truncated"], res.Structured["files_scanned"])
+	if !slices.Equal(res.Structured()["truncated"].([]any), []any{"files"}) || res.Structured()["files_scanned"] != 4 {
+		t.Fatalf("truncated %v, files %v", res.Structured()["truncated"], res.Structured()["files_scanned"])
 	}
 	// Mapped: a/f0-2 and b/f0, so b/ is unfinished: its remaining files
 	// are suggested by b/, then c/ whole.
 	want := []any{"b/", "c/"}
-	if got := res.Structured["next_prefixes"].([]any); !slices.Equal(got, want) {
+	if got := res.Structured()["next_prefixes"].([]any); !slices.Equal(got, want) {
 		t.Fatalf("next prefixes %v, want %v", got, want)
 	}
 	for _, s := range []string{"Stopped early: the map read its 4 files (ARROWHEAD_SYMBOL_MAP_MAX_FILES), 8 symbols; 8 more files under this prefix were not mapped.",
@@ -92,7 +92,7 @@ func TestSymbolMapStatesItsCut(t *testing.T) {
 	// The symbol cap cuts inside a file; that file is where to resume.
 	e = newEnv(t, e.root, map[string]string{"ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS": "5"}, nil, nil)
 	res = e.ok(t, "symbol_map", map[string]any{"path_prefix": "c"})
-	if got := res.Structured["next_prefixes"].([]any); !slices.Equal(got, []any{"c/x/", "c/y/"}) || !strings.Contains(res.Text, "reached 5 symbols (ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS) in file 3 of 6") {
+	if got := res.Structured()["next_prefixes"].([]any); !slices.Equal(got, []any{"c/x/", "c/y/"}) || !strings.Contains(res.Text, "reached 5 symbols (ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS) in file 3 of 6") {
 		t.Fatalf("next prefixes %v:\n%s", got, res.Text)
 	}
 	if !strings.Contains(res.Text, `"c/x/" (1 files not yet mapped; it holds mapped ones too), "c/y/" (3 files)`) {
@@ -101,8 +101,8 @@ func TestSymbolMapStatesItsCut(t *testing.T) {
 	// An uncut map says nothing of the kind.
 	e = newEnv(t, e.root, nil, nil, nil)
 	res = e.ok(t, "symbol_map", map[string]any{"path_prefix": "a"})
-	if strings.Contains(res.Text, "Stopped early") || res.Structured["next_prefixes"] != nil {
-		t.Fatalf("uncut map:\n%s %v", res.Text, res.Structured["next_prefixes"])
+	if strings.Contains(res.Text, "Stopped early") || res.Structured()["next_prefixes"] != nil {
+		t.Fatalf("uncut map:\n%s %v", res.Text, res.Structured()["next_prefixes"])
 	}
 }
 
@@ -117,8 +117,8 @@ func TestSymbolMapCompactIsHalf(t *testing.T) {
 	for _, prefix := range []string{"net/http", "go/types"} {
 		compact := e.ok(t, "symbol_map", map[string]any{"path_prefix": prefix})
 		lines := e.ok(t, "symbol_map", map[string]any{"path_prefix": prefix, "format": "lines"})
-		n := len(compact.Structured["symbols"].([]any))
-		if n < 1000 || len(lines.Structured["symbols"].([]any)) != n {
+		n := len(compact.Structured()["symbols"].([]any))
+		if n < 1000 || len(lines.Structured()["symbols"].([]any)) != n {
 			t.Fatalf("%s: %d symbols", prefix, n)
 		}
 		if 2*len(compact.Text) > len(lines.Text) {

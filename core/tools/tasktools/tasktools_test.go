@@ -126,7 +126,7 @@ func (e env) call(t testing.TB, p ports.Principal, tool string, args map[string]
 	if te != nil {
 		return nil, "", te
 	}
-	return res.Structured, res.Text, nil
+	return res.Structured(), res.Text, nil
 }
 
 func (e env) must(t testing.TB, p ports.Principal, tool string, args map[string]any) map[string]any {
