@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/arrowhead-go/arrowhead/core/internal/chain"
 )
 
 type sampleInput struct{}
@@ -235,7 +237,7 @@ func TestBindDecodesOnceAndRendersOutput(t *testing.T) {
 		return Answer(bindOutput{Name: in.Name, Count: 3, Any: []any{"x"}, Kind: "k", List: []nested{{Inner: "a"}}}, "text"), nil
 	})
 	args := parse(t, `{"inner":"i","name":"n","k":4,"ratio":0.5,"num":[1.5,2],"params":{"a":1,"b":"x","c":null},"opt":"o","sub":{"inner":"s"},"by_name":{"x":{"inner":"y"}}}`)
-	res, err := tool.invoke(t.Context(), Call{}, args.(map[string]any))
+	res, err := tool.Invoke(t.Context(), chain.Admit(), Call{}, args.(map[string]any))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,16 +265,20 @@ func TestBindDecodesOnceAndRendersOutput(t *testing.T) {
 		t.Errorf("rendered output does not match its schema: %v", err)
 	}
 
-	_, err = tool.invoke(t.Context(), Call{}, map[string]any{"inner": "i", "name": 1})
+	_, err = tool.Invoke(t.Context(), chain.Admit(), Call{}, map[string]any{"inner": "i", "name": 1})
 	if te, ok := AsToolError(err); !ok || te.Kind != KindValidation || te.Message != "Argument 'name' must be a string." {
 		t.Errorf("invalid arguments: %v", err)
 	}
-	if _, err := Define[bindInput, bindOutput](validDef()).Spec().invoke(t.Context(), Call{}, map[string]any{"inner": "i", "name": "n"}); !errors.Is(err, ErrNotBound) {
+	if _, err := Define[bindInput, bindOutput](validDef()).Spec().Invoke(t.Context(), chain.Admit(), Call{}, map[string]any{"inner": "i", "name": "n"}); !errors.Is(err, ErrNotBound) {
 		t.Errorf("an unbound spec ran: %v", err)
 	}
-	_, err = Define[bindInput, bindOutput](validDef()).NotConfigured("Not configured (ARROWHEAD_X).").invoke(t.Context(), Call{}, map[string]any{"inner": "i", "name": "n"})
+	_, err = Define[bindInput, bindOutput](validDef()).NotConfigured("Not configured (ARROWHEAD_X).").Invoke(t.Context(), chain.Admit(), Call{}, map[string]any{"inner": "i", "name": "n"})
 	if te, ok := AsToolError(err); !ok || te.Kind != KindUnavailable || te.Message != "Not configured (ARROWHEAD_X)." {
 		t.Errorf("not configured: %v", err)
+	}
+	got = bindInput{}
+	if _, err := tool.Invoke(t.Context(), chain.Admitted{}, Call{}, map[string]any{"inner": "i", "name": "n"}); !errors.Is(err, ErrNotAdmitted) || got.Name != "" {
+		t.Errorf("a call without the chain's admission ran: %v", err)
 	}
 }
 
