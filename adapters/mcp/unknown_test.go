@@ -11,6 +11,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -29,7 +30,7 @@ func testServer(t *testing.T) *Server {
 		}}
 	s := settings.Defaults()
 	app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
 		Families: []core.Member{coretest.Family(catalog.FamilyCore, core.Components{Tools: []catalog.ToolSpec{tool}, Prompts: []catalog.PromptSpec{prompt}})}})
 	if err != nil {
 		t.Fatal(err)
@@ -91,7 +92,7 @@ func TestUnknownNamesMeetTheChain(t *testing.T) {
 	s.Limits = map[string]int{settings.DefaultToolLimitVar: 1000}
 	audit := &portstest.Audit{}
 	app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: audit,
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
 		Families: []core.Member{coretest.Family(catalog.FamilyCore, core.Components{Tools: []catalog.ToolSpec{tool}, Prompts: []catalog.PromptSpec{prompt}})}})
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +180,7 @@ func TestUnresolvedURIsMeetTheChain(t *testing.T) {
 	s.Limits = map[string]int{settings.DefaultToolLimitVar: 4}
 	audit := &portstest.Audit{}
 	app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: audit,
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
 		Families: []core.Member{coretest.Family(catalog.FamilyDocs, core.Components{Resources: []catalog.ResourceSpec{res}})}})
 	if err != nil {
 		t.Fatal(err)

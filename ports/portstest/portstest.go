@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 )
 
 // Audit records every audit record.
@@ -72,25 +73,15 @@ func (t *Tracer) Start(ctx context.Context, kind ports.ComponentKind, name strin
 	return ctx, s
 }
 
-// NoopTracer starts spans that do nothing.
-type NoopTracer struct{}
+// NoopTracer is nop.Tracer under the name older tests use.
+//
+// Deprecated: use nop.Tracer.
+type NoopTracer = nop.Tracer
 
-type noopSpan struct{}
-
-func (noopSpan) TraceID() string    { return "" }
-func (noopSpan) End(string, string) {}
-
-// Start implements ports.Tracer.
-func (NoopTracer) Start(ctx context.Context, _ ports.ComponentKind, _ string, _ ports.TraceCarrier) (context.Context, ports.Span) {
-	return ctx, noopSpan{}
-}
-
-// NoopMetrics discards measurements.
-type NoopMetrics struct{}
-
-// RecordCall implements ports.Metrics.
-func (NoopMetrics) RecordCall(context.Context, ports.ComponentKind, string, string, string, time.Duration) {
-}
+// NoopMetrics is nop.Metrics under the name older tests use.
+//
+// Deprecated: use nop.Metrics.
+type NoopMetrics = nop.Metrics
 
 // AllowAll grants every action; it stands for an authorizer in tests that
 // are not about authorization.
