@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
@@ -19,7 +20,8 @@ func ExampleBuild() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "arrowhead-example-")
 	defer os.RemoveAll(dir)
-	env := map[string]string{"ARROWHEAD_PROFILE": "core", "ARROWHEAD_JAIL_ROOT": dir}
+	env := map[string]string{"ARROWHEAD_PROFILE": "core", "ARROWHEAD_JAIL_ROOT": dir,
+		"ARROWHEAD_DATA_DIR": filepath.Join(dir, "data")}
 	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		fmt.Println(err)
