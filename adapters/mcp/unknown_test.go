@@ -74,14 +74,17 @@ func handle(t *testing.T, srv *Server, body string) (text string, isError bool, 
 // component gets, one audit line), never by mcp-go, which would echo the
 // name; the name decides as encoding/json decodes it, whatever the
 // spelling of the message.
-func TestUnknownNamesMeetTheChain(t *testing.T) {
-	ran := 0
+// callServer serves one tool (calculate, which counts its runs in ran) and
+// one prompt to a caller holding both scopes, with ceilings no test
+// reaches, recording the audit lines.
+func callServer(tb testing.TB) (srv *Server, audit *portstest.Audit, ran *int) {
+	ran = new(int)
 	tool := catalog.Define[struct{}, struct{}](catalog.ToolDef{
 		Name: "calculate", Family: catalog.FamilyCore, Scope: "tools:read",
-		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CALCULATE_PER_MINUTE", Default: 1000},
+		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CALCULATE_PER_MINUTE", Default: 1000000},
 		Description: "x. Example: calculate()",
 	}).Bind(func(context.Context, catalog.Call, struct{}) (*catalog.Reply[struct{}], error) {
-		ran++
+		*ran++
 		return catalog.Answer(struct{}{}, "ran"), nil
 	})
 	prompt := catalog.PromptSpec{Name: "summarize_document", Scope: "docs:read",
@@ -89,18 +92,22 @@ func TestUnknownNamesMeetTheChain(t *testing.T) {
 			return catalog.PromptResult{Description: "d"}, nil
 		}}
 	s := settings.Defaults()
-	s.Limits = map[string]int{settings.DefaultToolLimitVar: 1000}
-	audit := &portstest.Audit{}
+	s.Limits = map[string]int{settings.DefaultToolLimitVar: 1000000}
+	audit = &portstest.Audit{}
 	app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: audit,
 		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
 		Families: []core.Member{coretest.Family(catalog.FamilyCore, core.Components{Tools: []catalog.ToolSpec{tool}, Prompts: []catalog.PromptSpec{prompt}})}})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	srv := New(app, Options{Name: "t", Version: "1", Principal: func(context.Context) ports.Principal {
+	srv = New(app, Options{Name: "t", Version: "1", Principal: func(context.Context) ports.Principal {
 		return ports.NewPrincipal("s", "tools:read", "docs:read")
 	}})
+	return srv, audit, ran
+}
 
+func TestUnknownNamesMeetTheChain(t *testing.T) {
+	srv, audit, ranp := callServer(t)
 	calls := []struct {
 		body  string
 		known bool
@@ -120,16 +127,16 @@ func TestUnknownNamesMeetTheChain(t *testing.T) {
 		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`, false},
 	}
 	for _, c := range calls {
-		before, ranBefore := len(audit.Records()), ran
+		before, ranBefore := len(audit.Records()), *ranp
 		text, isErr, rpcErr := handle(t, srv, c.body)
 		if rpcErr != "" {
 			t.Errorf("%s: mcp-go answered %q itself", c.body, rpcErr)
 			continue
 		}
-		if c.known && (isErr || text != "ran" || ran != ranBefore+1) {
+		if c.known && (isErr || text != "ran" || *ranp != ranBefore+1) {
 			t.Errorf("%s: %q (error %v), want the tool's answer", c.body, text, isErr)
 		}
-		if !c.known && (!isErr || text != catalog.MsgUnknownTool || ran != ranBefore) {
+		if !c.known && (!isErr || text != catalog.MsgUnknownTool || *ranp != ranBefore) {
 			t.Errorf("%s: %q (error %v), want the core's %q", c.body, text, isErr, catalog.MsgUnknownTool)
 		}
 		if n := len(audit.Records()) - before; n != 1 {
@@ -233,5 +240,25 @@ func TestUnresolvedURIsMeetTheChain(t *testing.T) {
 	last := audit.Records()[len(audit.Records())-1]
 	if last.Status != "refused" {
 		t.Fatalf("audit status %q, want refused", last.Status)
+	}
+}
+
+// BenchmarkCallMessage is one tools/call message through the adapter and
+// mcp-go to the chain and back, for a known and an unknown name: what the
+// unknown-name hooks cost beside the call itself.
+func BenchmarkCallMessage(b *testing.B) {
+	srv, _, _ := callServer(b)
+	ctx := context.Background()
+	for _, c := range []struct{ name, body string }{
+		{"known", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":"calculate","arguments":{}}}`},
+		{"unknown", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":"nope","arguments":{}}}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			msg := json.RawMessage(c.body)
+			b.ReportAllocs()
+			for b.Loop() {
+				srv.MCPServer().HandleMessage(ctx, msg)
+			}
+		})
 	}
 }
