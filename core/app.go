@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/internal/chainonly"
+	"github.com/arrowhead-go/arrowhead/core/internal/chain"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -327,10 +327,6 @@ func WithProgress(fn func(done, total float64, message string)) CallOption {
 	return func(o *callOptions) { o.progress = fn }
 }
 
-// invokeTool validates a call's arguments and runs the tool's handler. It is
-// the only way to run one, and only the chain below holds it.
-var invokeTool = chainonly.Take[func(catalog.ToolSpec, context.Context, catalog.Call, json.RawMessage, map[string]any) (catalog.Result, error)]()
-
 // Call runs the named tool as p through the guard chain. args is a JSON
 // object as json.RawMessage, []byte or string, or any other value that
 // marshals to one (a map or a struct), marshalled once: the tool's input
@@ -393,7 +389,9 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 				verdict.note = egressNoteConfirmed
 			}
 		}
-		r, err := invokeTool(e.spec, ctx, call, raw, parsed)
+		// Admitted: the only place a tool's handler runs (see
+		// core/internal/chain).
+		r, err := e.spec.Invoke(ctx, chain.Admit(), call, raw, parsed)
 		if err != nil {
 			return err
 		}

@@ -2,13 +2,18 @@ package core
 
 import (
 	"context"
+	"encoding/json"
 
+	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/internal/chain"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
 // InvokeTool runs a tool's handler without the guard chain. Only a
 // benchmark's baseline needs that: what the chain adds is the difference.
-var InvokeTool = invokeTool
+func InvokeTool(t catalog.ToolSpec, ctx context.Context, call catalog.Call, raw json.RawMessage, args map[string]any) (catalog.Result, error) {
+	return t.Invoke(ctx, chain.Admit(), call, raw, args)
+}
 
 // KillStage runs only the chain's kill-switch stage (canary scan, static
 // switch, live rules) for a tool call with decoded args, for the

@@ -12,6 +12,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -105,7 +106,7 @@ func build(t *testing.T, m core.Member) (*core.App, error) {
 func buildUnder(t *testing.T, env map[string]string, m core.Member) (*core.App, error) {
 	t.Helper()
 	return core.New(core.Deps{Settings: coretest.Settings(t, env), Authorizer: portstest.AllowAll{},
-		Rates: &portstest.Counter{}, Audit: &portstest.Audit{}, Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{},
+		Rates: &portstest.Counter{}, Audit: &portstest.Audit{}, Tracer: nop.Tracer{}, Metrics: nop.Metrics{},
 		Clock: ports.SystemClock{}, Families: []core.Member{m}})
 }
 

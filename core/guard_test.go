@@ -16,6 +16,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/coretools"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -72,7 +73,7 @@ func newFixture(t testing.TB, env map[string]string) fixture {
 		Rates:      f.rates,
 		Audit:      f.audit,
 		Tracer:     f.tracer,
-		Metrics:    portstest.NoopMetrics{},
+		Metrics:    nop.Metrics{},
 		Clock:      ports.SystemClock{},
 		Families:   []core.Member{coretest.Tools(echoTool())},
 	})

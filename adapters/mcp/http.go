@@ -172,8 +172,7 @@ func closeUnlessBodyRead(next http.Handler) http.Handler {
 
 // bounded reads an admitted request's body: at most MaxConcurrentBodies at
 // once (a request waits BodySlotWait for a slot), each under
-// BodyReadTimeout and capped at MaxBodyBytes. It then
-// reroutes unknown component names before mcp-go sees the message.
+// BodyReadTimeout and capped at MaxBodyBytes.
 func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 	slots := make(chan struct{}, o.MaxConcurrentBodies)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -231,7 +230,6 @@ func (s *Server) bounded(next http.Handler, o HTTPOptions) http.Handler {
 		// expired read deadline cancels the request's context).
 		w.Header().Del("Connection")
 		_ = rc.SetReadDeadline(time.Time{})
-		body = s.reroute(body, r.Header)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		r.ContentLength = int64(len(body))
 		next.ServeHTTP(w, r)

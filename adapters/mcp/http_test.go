@@ -20,6 +20,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -79,7 +80,7 @@ func slowServer(t *testing.T, hold time.Duration) *Server {
 		return catalog.Answer(out{Alive: alive}, fmt.Sprintf("alive=%v", alive)), nil
 	})
 	app, err := core.New(core.Deps{Settings: settings.Defaults(), Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
 		Families: []core.Member{coretest.Family(catalog.FamilyCore, core.Components{Tools: []catalog.ToolSpec{tool}})}})
 	if err != nil {
 		t.Fatal(err)

@@ -21,9 +21,10 @@ import (
 )
 
 // Sentinel component names. A call naming something mcp-go does not know is
-// rerouted to these, so it runs through the same chain (and gets the same
-// answer and audit line) as a call the caller's scopes hide. They can never
-// collide with catalog names, which start with a letter.
+// pointed at these by the hooks in unknown.go, so it runs through the same
+// chain (and gets the same answer and audit line) as a call the caller's
+// scopes hide. They can never collide with catalog names, which start with
+// a letter.
 const (
 	unknownTool     = "_unknown"
 	unknownPrompt   = "_unknown"
@@ -64,7 +65,7 @@ type Server struct {
 	toolNames   map[string]bool
 	promptNames map[string]bool
 	// catchAll is the template every URI no other resource claims lands
-	// on; rerouteURI brings the URIs it cannot match onto it.
+	// on; resolvableURI brings the URIs it cannot match onto it.
 	catchAll *mcp.URITemplate
 }
 
@@ -75,6 +76,7 @@ func New(app *core.App, opts Options) *Server {
 	}
 	s := &Server{app: app, opts: opts, toolNames: map[string]bool{}, promptNames: map[string]bool{}}
 	hooks := &server.Hooks{}
+	s.rerouteUnknown(hooks)
 	hooks.AddAfterListTools(s.filterTools)
 	hooks.AddAfterListPrompts(s.filterPrompts)
 	hooks.AddAfterListResources(s.filterResources)

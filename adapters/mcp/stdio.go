@@ -36,7 +36,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer, re
 }
 
 // pumpStdin copies newline-delimited messages from in to w, bounding each
-// line and rerouting unknown component names.
+// line.
 func (s *Server) pumpStdin(in io.Reader, w io.Writer, report func(string)) error {
 	r := bufio.NewReaderSize(in, 64<<10)
 	var line []byte
@@ -61,8 +61,7 @@ func (s *Server) pumpStdin(in io.Reader, w io.Writer, report func(string)) error
 			report("stdio message over the size limit dropped")
 			oversize = false
 		} else if len(bytes.TrimSpace(line)) > 0 {
-			msg := s.reroute(bytes.TrimRight(line, "\r\n"), nil)
-			if _, werr := w.Write(append(msg, '\n')); werr != nil {
+			if _, werr := w.Write(append(bytes.TrimRight(line, "\r\n"), '\n')); werr != nil {
 				return werr
 			}
 		}

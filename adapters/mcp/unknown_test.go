@@ -3,17 +3,15 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"net/http"
 	"strings"
 	"testing"
-
-	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -32,7 +30,7 @@ func testServer(t *testing.T) *Server {
 		}}
 	s := settings.Defaults()
 	app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
 		Families: []core.Member{coretest.Family(catalog.FamilyCore, core.Components{Tools: []catalog.ToolSpec{tool}, Prompts: []catalog.PromptSpec{prompt}})}})
 	if err != nil {
 		t.Fatal(err)
@@ -40,55 +38,133 @@ func testServer(t *testing.T) *Server {
 	return New(app, Options{Name: "t", Version: "1"})
 }
 
-func nameOf(t *testing.T, body []byte) string {
+// handle sends one JSON-RPC message to srv as a transport would and
+// returns the tool result's text, or the JSON-RPC error's message.
+func handle(t *testing.T, srv *Server, body string) (text string, isError bool, rpcErr string) {
 	t.Helper()
-	var m struct {
-		Params struct {
-			Name string `json:"name"`
-		} `json:"params"`
+	raw, err := json.Marshal(srv.MCPServer().HandleMessage(context.Background(), json.RawMessage(body)))
+	if err != nil {
+		t.Fatal(err)
 	}
-	if err := json.Unmarshal(body, &m); err != nil {
-		t.Fatalf("reroute produced invalid JSON: %s", body)
+	var resp struct {
+		Result struct {
+			IsError bool `json:"isError"`
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
 	}
-	return m.Params.Name
+	if err := json.Unmarshal(raw, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.Error != nil {
+		return "", false, resp.Error.Message
+	}
+	if len(resp.Result.Content) > 0 {
+		text = resp.Result.Content[0].Text
+	}
+	return text, resp.Result.IsError, ""
 }
 
-func TestReroute(t *testing.T) {
-	s := testServer(t)
-	cases := []struct {
-		body string
-		want string
-	}{
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"calculate","arguments":{"expression":"1"}}}`, "calculate"},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, unknownTool},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"_unknown"}}`, unknownTool},
-		// A known name inside the arguments must not vouch for the tool name.
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"name":"calculate"},"name":"nope"}}`, unknownTool},
-		// Escaped key spelling takes the exact path.
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"na\u006de":"nope"}}`, unknownTool},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name" : "calculate"}}`, "calculate"},
-		{`{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"summarize_document"}}`, "summarize_document"},
-		{`{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"evil"}}`, unknownPrompt},
-		{`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, ""},
-		// Mentioning resources/read does not exempt a call from rerouting.
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","arguments":{"m":"resources/read"}}}`, unknownTool},
+// TestUnknownNamesMeetTheChain: a tools/call or prompts/get naming
+// something not registered is answered by the core (the refusal a hidden
+// component gets, one audit line), never by mcp-go, which would echo the
+// name; the name decides as encoding/json decodes it, whatever the
+// spelling of the message.
+// callServer serves one tool (calculate, which counts its runs in ran) and
+// one prompt to a caller holding both scopes, with ceilings no test
+// reaches, recording the audit lines.
+func callServer(tb testing.TB) (srv *Server, audit *portstest.Audit, ran *int) {
+	ran = new(int)
+	tool := catalog.Define[struct{}, struct{}](catalog.ToolDef{
+		Name: "calculate", Family: catalog.FamilyCore, Scope: "tools:read",
+		Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CALCULATE_PER_MINUTE", Default: 1000000},
+		Description: "x. Example: calculate()",
+	}).Bind(func(context.Context, catalog.Call, struct{}) (*catalog.Reply[struct{}], error) {
+		*ran++
+		return catalog.Answer(struct{}{}, "ran"), nil
+	})
+	prompt := catalog.PromptSpec{Name: "summarize_document", Scope: "docs:read",
+		Handler: func(context.Context, catalog.PromptCall) (catalog.PromptResult, error) {
+			return catalog.PromptResult{Description: "d"}, nil
+		}}
+	s := settings.Defaults()
+	s.Limits = map[string]int{settings.DefaultToolLimitVar: 1000000}
+	audit = &portstest.Audit{}
+	app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: audit,
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
+		Families: []core.Member{coretest.Family(catalog.FamilyCore, core.Components{Tools: []catalog.ToolSpec{tool}, Prompts: []catalog.PromptSpec{prompt}})}})
+	if err != nil {
+		tb.Fatal(err)
 	}
-	for _, c := range cases {
-		got := s.reroute([]byte(c.body), nil)
-		if n := nameOf(t, got); n != c.want {
-			t.Errorf("%s: name %q, want %q", c.body, n, c.want)
+	srv = New(app, Options{Name: "t", Version: "1", Principal: func(context.Context) ports.Principal {
+		return ports.NewPrincipal("s", "tools:read", "docs:read")
+	}})
+	return srv, audit, ran
+}
+
+func TestUnknownNamesMeetTheChain(t *testing.T) {
+	srv, audit, ranp := callServer(t)
+	calls := []struct {
+		body  string
+		known bool
+	}{
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"calculate","arguments":{}}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope","arguments":{}}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"_unknown"}}`, false},
+		// A known name inside the arguments does not vouch for the tool name.
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"arguments":{"name":"calculate"},"name":"nope"}}`, false},
+		// The name is the one mcp-go decodes: escapes, case-folded keys
+		// and the last of duplicate keys count as encoding/json counts them.
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"na\u006de":"nope"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"na\u006de":"calc\u0075late"}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"NAME":"calculate"}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"calculate","name":"nope"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"caf\u00e9"}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}`, false},
+	}
+	for _, c := range calls {
+		before, ranBefore := len(audit.Records()), *ranp
+		text, isErr, rpcErr := handle(t, srv, c.body)
+		if rpcErr != "" {
+			t.Errorf("%s: mcp-go answered %q itself", c.body, rpcErr)
+			continue
+		}
+		if c.known && (isErr || text != "ran" || *ranp != ranBefore+1) {
+			t.Errorf("%s: %q (error %v), want the tool's answer", c.body, text, isErr)
+		}
+		if !c.known && (!isErr || text != catalog.MsgUnknownTool || *ranp != ranBefore) {
+			t.Errorf("%s: %q (error %v), want the core's %q", c.body, text, isErr, catalog.MsgUnknownTool)
+		}
+		if n := len(audit.Records()) - before; n != 1 {
+			t.Errorf("%s: %d audit lines, want 1", c.body, n)
+		}
+		if last := audit.Last(); !c.known && (last.Status != "refused" || strings.Contains(last.Name, "nope")) {
+			t.Errorf("%s: audit line %+v", c.body, last)
 		}
 	}
-	// The 2026-07-28 Mcp-Name header follows the body.
-	h := http.Header{}
-	h.Set("Mcp-Name", "bm9wZQ==")
-	s.reroute([]byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"nope"}}`), h)
-	if h.Get("Mcp-Name") == "bm9wZQ==" {
-		t.Fatal("the Mcp-Name header still names the unknown tool")
+
+	if _, _, rpcErr := handle(t, srv, `{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"summarize_document"}}`); rpcErr != "" {
+		t.Fatalf("a known prompt was refused: %q", rpcErr)
 	}
-	// Malformed input passes through untouched for mcp-go to refuse.
-	if got := s.reroute([]byte(`{"method":"tools/call",`), nil); string(got) != `{"method":"tools/call",` {
-		t.Fatal("malformed body was changed")
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"evil"}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"_unknown"}}`,
+	} {
+		before := len(audit.Records())
+		if _, _, rpcErr := handle(t, srv, body); rpcErr != catalog.MsgUnknownPrompt {
+			t.Errorf("%s: answered %q, want the core's %q", body, rpcErr, catalog.MsgUnknownPrompt)
+		}
+		if n := len(audit.Records()) - before; n != 1 {
+			t.Errorf("%s: %d audit lines, want 1", body, n)
+		}
+	}
+	// A message mcp-go cannot decode is still mcp-go's to refuse.
+	if _, _, rpcErr := handle(t, srv, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":5}}`); rpcErr == "" {
+		t.Error("an undecodable call was not refused")
 	}
 }
 
@@ -111,7 +187,7 @@ func TestUnresolvedURIsMeetTheChain(t *testing.T) {
 	s.Limits = map[string]int{settings.DefaultToolLimitVar: 4}
 	audit := &portstest.Audit{}
 	app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: audit,
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
 		Families: []core.Member{coretest.Family(catalog.FamilyDocs, core.Components{Resources: []catalog.ResourceSpec{res}})}})
 	if err != nil {
 		t.Fatal(err)
@@ -122,7 +198,7 @@ func TestUnresolvedURIsMeetTheChain(t *testing.T) {
 	read := func(uri string) (result json.RawMessage, message string) {
 		t.Helper()
 		req, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "method": "resources/read", "params": map[string]any{"uri": uri}})
-		raw, err := json.Marshal(srv.MCPServer().HandleMessage(context.Background(), srv.reroute(req, nil)))
+		raw, err := json.Marshal(srv.MCPServer().HandleMessage(context.Background(), req))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,12 +241,24 @@ func TestUnresolvedURIsMeetTheChain(t *testing.T) {
 	if last.Status != "refused" {
 		t.Fatalf("audit status %q, want refused", last.Status)
 	}
+}
 
-	// The 2026-07-28 Mcp-Name header follows the rewritten URI.
-	h := http.Header{}
-	h.Set("Mcp-Name", "eA==")
-	srv.reroute([]byte(`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"x y"}}`), h)
-	if v, _ := mcp.EncodeHeaderValue(unresolvedPrefix + "x%20y"); h.Get("Mcp-Name") != v {
-		t.Fatalf("Mcp-Name %q does not follow the rewritten URI", h.Get("Mcp-Name"))
+// BenchmarkCallMessage is one tools/call message through the adapter and
+// mcp-go to the chain and back, for a known and an unknown name: what the
+// unknown-name hooks cost beside the call itself.
+func BenchmarkCallMessage(b *testing.B) {
+	srv, _, _ := callServer(b)
+	ctx := context.Background()
+	for _, c := range []struct{ name, body string }{
+		{"known", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":"calculate","arguments":{}}}`},
+		{"unknown", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"progressToken":1},"name":"nope","arguments":{}}}`},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			msg := json.RawMessage(c.body)
+			b.ReportAllocs()
+			for b.Loop() {
+				srv.MCPServer().HandleMessage(ctx, msg)
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 )
 
 func BenchmarkNoopStartEnd(b *testing.B) {
@@ -35,7 +36,7 @@ func BenchmarkNoopStartEndTraceparent(b *testing.B) {
 }
 
 func BenchmarkNoopRecordCall(b *testing.B) {
-	m := noopMetrics{}
+	m := nop.Metrics{}
 	ctx := context.Background()
 	b.ReportAllocs()
 	for b.Loop() {

@@ -43,14 +43,6 @@ const (
 // semantic conventions advise for mcp.server.operation.duration.
 var DurationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
-// noopMetrics is the metrics sink when export is off.
-type noopMetrics struct{}
-
-var _ ports.Metrics = noopMetrics{}
-
-func (noopMetrics) RecordCall(context.Context, ports.ComponentKind, string, string, string, time.Duration) {
-}
-
 // otelMetrics counts calls and refusals and records their duration. It is
 // safe for concurrent use.
 type otelMetrics struct {

@@ -49,6 +49,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 )
 
 // DefaultServiceName is the service.name used when Config.ServiceName is
@@ -125,7 +126,7 @@ type Telemetry struct {
 // the standard OTEL_EXPORTER_OTLP_* variables; the endpoint and headers are
 // always Config's.
 func Setup(ctx context.Context, cfg Config) (*Telemetry, error) {
-	t := &Telemetry{tracer: noopTracer{}, metrics: noopMetrics{}}
+	t := &Telemetry{tracer: noopTracer{}, metrics: nop.Metrics{}}
 	endpoint := strings.TrimSpace(cfg.OTLPEndpoint)
 	if endpoint == "" && !cfg.Prometheus {
 		return t, nil

@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 )
 
 func TestNoopTracerJoinsCallerTrace(t *testing.T) {
@@ -285,7 +286,7 @@ func TestSetupDisabled(t *testing.T) {
 		if _, ok := tel.Tracer().(noopTracer); !ok {
 			t.Errorf("Tracer = %T, want the no-op tracer", tel.Tracer())
 		}
-		if _, ok := tel.Metrics().(noopMetrics); !ok {
+		if _, ok := tel.Metrics().(nop.Metrics); !ok {
 			t.Errorf("Metrics = %T, want the no-op metrics", tel.Metrics())
 		}
 		if err := tel.ForceFlush(context.Background()); err != nil {

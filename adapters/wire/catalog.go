@@ -113,6 +113,28 @@ func Catalog(ctx context.Context, s *settings.Settings) (Listing, error) {
 	return ListingOf(app), nil
 }
 
+// DeclaredCeiling is one tool's per-minute ceiling as its definition
+// states it.
+type DeclaredCeiling struct {
+	Tool    string
+	Family  catalog.Family
+	Ceiling catalog.Ceiling
+}
+
+// Ceilings lists the ceiling of every tool declared under s, by tool name,
+// opening nothing: what the settings table's tool rows are generated from.
+func Ceilings(ctx context.Context, s *settings.Settings) ([]DeclaredCeiling, error) {
+	app, err := declaredApp(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	var out []DeclaredCeiling
+	for _, t := range app.Tools() {
+		out = append(out, DeclaredCeiling{Tool: t.Spec.Name(), Family: t.Spec.Family(), Ceiling: t.Spec.Ceiling()})
+	}
+	return out, nil
+}
+
 // declaredApp is the application of s with every family declared, not
 // bound: it lists and serves nothing else.
 func declaredApp(ctx context.Context, s *settings.Settings) (*core.App, error) {

@@ -17,7 +17,8 @@ import (
 const modulePath = "github.com/arrowhead-go/arrowhead"
 
 // docsCmd regenerates the reference documentation (docs/reference/ and
-// .env.example) in the repository checkout it is run from.
+// .env.example) and the settings table's rows for the tools' own ceilings
+// (core/settings/ceilings.go) in the repository checkout it is run from.
 func docsCmd(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		fmt.Fprintln(stderr, "arrowhead: docs takes no arguments")

@@ -10,7 +10,7 @@
 //	arrowhead migrate [--dry-run]  apply the embedded schema
 //	arrowhead kill throw|lift|list  live kill-switch rules on the shared board
 //	arrowhead canary new           mint canaries to plant
-//	arrowhead docs                 regenerate docs/reference/ and .env.example
+//	arrowhead docs                 regenerate docs/reference/, .env.example and the tools' ceiling rows
 //	arrowhead version              the build version
 package main
 
@@ -95,7 +95,7 @@ const usage = `arrowhead: a hardened MCP server
                                  live kill-switch rules on every replica (Redis or ARROWHEAD_STATE_DSN)
   arrowhead canary new [--host HOST] [--append FILE]
                                  mint canaries to plant (ARROWHEAD_CANARY_TOKENS / _FILE)
-  arrowhead docs                 regenerate docs/reference/ and .env.example (from the checkout's root)
+  arrowhead docs                 regenerate docs/reference/, .env.example and the tools' ceiling rows (from the checkout's root)
   arrowhead version              print the version
 `
 

@@ -43,10 +43,15 @@ var Profiles = map[string][]Family{
 }
 
 // Ceiling is a per-caller, per-minute rate ceiling: the configuration variable
-// that overrides it and its default.
+// that overrides it and its default. This is the only place the default is
+// written: the settings table's row for Var is generated from it (see
+// core/settings/ceilings.go).
 type Ceiling struct {
 	Var     string
 	Default int
+	// About is what the configuration reference says of Var; empty says
+	// "Calls per caller per minute to <tool>.".
+	About string
 }
 
 // Annotations are the behaviour hints a client sees.

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/arrowhead-go/arrowhead/core/internal/chain"
 )
 
 type sampleInput struct{}
@@ -330,9 +332,13 @@ func TestBindDecodesAndEncodesWithEncodingJSON(t *testing.T) {
 	if _, err := invokeRaw(t, Define[bindInput, bindOutput](validDef()).Spec(), `{"inner":"i","name":"n"}`); !errors.Is(err, ErrNotBound) {
 		t.Errorf("an unbound spec ran: %v", err)
 	}
-	_, err = Define[bindInput, bindOutput](validDef()).NotConfigured("Not configured (ARROWHEAD_X).").invoke(t.Context(), Call{}, nil, map[string]any{"inner": "i", "name": "n"})
+	_, err = Define[bindInput, bindOutput](validDef()).NotConfigured("Not configured (ARROWHEAD_X).").Invoke(t.Context(), chain.Admit(), Call{}, nil, map[string]any{"inner": "i", "name": "n"})
 	if te, ok := AsToolError(err); !ok || te.Kind != KindUnavailable || te.Message != "Not configured (ARROWHEAD_X)." {
 		t.Errorf("not configured: %v", err)
+	}
+	got = bindInput{}
+	if _, err := tool.Invoke(t.Context(), chain.Admitted{}, Call{}, nil, map[string]any{"inner": "i", "name": "n"}); !errors.Is(err, ErrNotAdmitted) || got.Name != "" {
+		t.Errorf("a call without the chain's admission ran: %v", err)
 	}
 }
 
@@ -340,7 +346,7 @@ func TestBindDecodesAndEncodesWithEncodingJSON(t *testing.T) {
 // for the validator, their bytes for the decoder.
 func invokeRaw(t *testing.T, spec ToolSpec, raw string) (Result, error) {
 	t.Helper()
-	return spec.invoke(t.Context(), Call{}, json.RawMessage(raw), parse(t, raw).(map[string]any))
+	return spec.Invoke(t.Context(), chain.Admit(), Call{}, json.RawMessage(raw), parse(t, raw).(map[string]any))
 }
 
 func TestStringsWalkAndRewrite(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/arrowhead-go/arrowhead/core/internal/chainonly"
+	"github.com/arrowhead-go/arrowhead/core/internal/chain"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -340,6 +340,10 @@ var ErrIncompleteSpec = errors.New("incomplete tool spec")
 // bound to a handler (a listing's spec).
 var ErrNotBound = errors.New("tool declared but not bound")
 
+// ErrNotAdmitted is the cause of an Invoke without the guard chain's proof
+// of admission.
+var ErrNotAdmitted = errors.New("tool invoked outside the guard chain")
+
 // Check reports whether the spec is complete: a lower_snake_case name, a
 // known family, a resource:verb scope, a per-minute ceiling, a description
 // with an Example: line, and input and output types whose schemas derive.
@@ -412,12 +416,16 @@ func (t ToolSpec) Bound() bool { return t.run != nil }
 // IsZero reports whether the spec was never built.
 func (t ToolSpec) IsZero() bool { return t.def.Name == "" }
 
-// invoke validates args (raw decoded as a JSON object, numbers as
+// Invoke validates args (raw decoded as a JSON object, numbers as
 // json.Number) against the input schema and runs the bound handler with
-// raw decoded into its input type. Only the guard chain can call it, after
-// admission (see core/internal/chainonly): every call from Go code goes
-// through core.App.
-func (t ToolSpec) invoke(ctx context.Context, call Call, raw json.RawMessage, args map[string]any) (Result, error) {
+// raw decoded into its input type. Only the guard chain
+// can call it, after admission: adm is its proof, which no package outside
+// core/ can make (see core/internal/chain), and the zero proof is refused.
+// Every call from Go code goes through core.App.Call.
+func (t ToolSpec) Invoke(ctx context.Context, adm chain.Admitted, call Call, raw json.RawMessage, args map[string]any) (Result, error) {
+	if !adm.OK() {
+		return Result{}, ErrNotAdmitted
+	}
 	if args == nil {
 		args = map[string]any{}
 	}
@@ -429,8 +437,6 @@ func (t ToolSpec) invoke(ctx context.Context, call Call, raw json.RawMessage, ar
 	}
 	return t.run(ctx, call, raw)
 }
-
-func init() { chainonly.Publish(ToolSpec.invoke) }
 
 // Sentence renders a caller-safe reason as a message: capitalised, with a
 // full stop.

@@ -11,6 +11,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -19,7 +20,7 @@ import (
 // no-op telemetry and the system clock.
 func Deps(s *settings.Settings, authorizer ports.Authorizer, members ...core.Member) core.Deps {
 	return core.Deps{Settings: s, Authorizer: authorizer, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{}, Families: members}
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{}, Families: members}
 }
 
 // Family serves c (bound tools, resources, prompts) as a family with no

@@ -36,9 +36,14 @@ type Doc struct {
 
 // Docs lists every variable as the reference documents it, in table order:
 // section by section, each section's variables together.
-func Docs() []Doc {
+func Docs() []Doc { return DocsWith(toolCeilings) }
+
+// DocsWith is Docs with ceilings as the tools' ceiling rows: what the
+// reference generator documents from the tools' definitions as it
+// rewrites ceilings.go.
+func DocsWith(ceilings []ToolCeiling) []Doc {
 	s := Settings{Limits: map[string]int{}}
-	vars := s.vars()
+	vars := s.varsWith(ceilings)
 	out := make([]Doc, len(vars))
 	for i, v := range vars {
 		out[i] = Doc{Name: v.Name, Default: v.Default, Type: v.Type, Rule: v.Rule(), Meaning: v.Meaning,

@@ -205,7 +205,9 @@ type Settings struct {
 	NotifySigningSecret string
 
 	RateLimitEnabled bool
-	// Limits holds every ARROWHEAD_*_PER_MINUTE ceiling by variable name.
+	// Limits holds the ARROWHEAD_*_PER_MINUTE ceilings by variable name:
+	// every one that is not a tool's own, and a tool's own only when it is
+	// set (unset, the tool's definition gives the default; see Limit).
 	Limits   map[string]int
 	RedisURL string
 	// RateLimitFallbackShare is the percent of each ceiling a replica
@@ -332,6 +334,9 @@ func Load(lookup Lookup) (*Settings, error) {
 	var problems []Problem
 	for _, v := range s.vars() {
 		raw, ok := lookup(v.Name)
+		if !ok && v.defaultElsewhere {
+			continue
+		}
 		if !ok {
 			raw = v.Default
 		}

@@ -15,8 +15,22 @@ func TestDefaults(t *testing.T) {
 	if s.Profile != "full" || s.Transport != "stdio" || s.Port != 8000 || !s.StatelessHTTP || s.AuthEnabled {
 		t.Fatalf("unexpected defaults: %+v", s)
 	}
-	if s.Limit("ARROWHEAD_CALCULATE_PER_MINUTE", 0) != 120 || s.Limit("ARROWHEAD_NOPE_PER_MINUTE", 0) != 60 {
+	if s.Limit("ARROWHEAD_RESOURCE_READ_PER_MINUTE", 0) != 60 || s.Limit("ARROWHEAD_NOPE_PER_MINUTE", 0) != 60 {
 		t.Fatal("limits")
+	}
+	// A tool's own ceiling, unset, is the default its definition states;
+	// set, the setting.
+	if s.Limit("ARROWHEAD_CALCULATE_PER_MINUTE", 7) != 7 {
+		t.Fatal("an unset tool ceiling overrode the definition's default")
+	}
+	set, err := load(map[string]string{"ARROWHEAD_CALCULATE_PER_MINUTE": "3"})
+	if err != nil || set.Limit("ARROWHEAD_CALCULATE_PER_MINUTE", 7) != 3 {
+		t.Fatalf("a set tool ceiling is not the setting: %v", err)
+	}
+	for _, e := range s.Effective() {
+		if e.Name == "ARROWHEAD_CALCULATE_PER_MINUTE" && e.Value != e.Default {
+			t.Errorf("check-config shows the unset %s as %q, its default is %q", e.Name, e.Value, e.Default)
+		}
 	}
 	if got := strings.Join(s.DocAllowedExtensions, ","); got != ".json,.md,.txt" {
 		t.Fatalf("extensions %q", got)

@@ -4,10 +4,16 @@ import "slices"
 
 // vars is the table of every variable, section by section in the order of
 // the seed's configuration reference. Names and defaults are the seed's;
-// this is the only place either is written. Every variable says in one
-// sentence what it does (the reference documentation and .env.example are
-// generated from this table; a test refuses a variable without a meaning).
-func (s *Settings) vars() []*Var {
+// this is the only place either is written, but for each tool's own
+// per-minute ceiling, whose default its definition states (the rows are
+// generated from the definitions into ceilings.go). Every variable says in
+// one sentence what it does (the reference documentation and .env.example
+// are generated from this table; a test refuses a variable without a
+// meaning).
+func (s *Settings) vars() []*Var { return s.varsWith(toolCeilings) }
+
+// varsWith is vars with the tools' ceilings rows taken from ceilings.
+func (s *Settings) varsWith(ceilings []ToolCeiling) []*Var {
 	return slices.Concat(
 		in(Section{Title: "Profile", About: "Which tool families this deployment serves. A tool outside the profile is never registered: it costs no context and a call to it is unknown."},
 			text("ARROWHEAD_PROFILE", "full", &s.Profile, oneOf("core", "docs", "coding", "full")).
@@ -373,55 +379,23 @@ func (s *Settings) vars() []*Var {
 			secretText("ARROWHEAD_NOTIFY_SIGNING_SECRET", "", &s.NotifySigningSecret, optional(webhookSecret)).
 				means("The Standard Webhooks key that signs every delivery; empty sends them unsigned."),
 		),
-		in(Section{Title: "Abuse controls", About: "Per-caller, per-minute ceilings on every tool, resource read, prompt and completion. With Redis the buckets are shared across replicas; without it they apply per process."},
+		in(Section{Title: "Abuse controls", About: "Per-caller, per-minute ceilings on every tool, resource read, prompt and completion. With Redis the buckets are shared across replicas; without it they apply per process."}, slices.Concat([]*Var{
 			boolean("ARROWHEAD_RATE_LIMIT_ENABLED", "true", &s.RateLimitEnabled).
 				means("Enforce the per-minute ceilings below."),
-			s.limit("ARROWHEAD_SAFE_FETCH_PER_MINUTE", "30").means("Calls per caller per minute to safe_fetch."),
-			s.limit("ARROWHEAD_CALCULATE_PER_MINUTE", "120").means("Calls per caller per minute to calculate."),
-			s.limit("ARROWHEAD_READ_FILE_PER_MINUTE", "60").means("Calls per caller per minute to read_file."),
-			s.limit("ARROWHEAD_DOC_SEARCH_PER_MINUTE", "60").means("Calls per caller per minute to doc_search."),
-			s.limit("ARROWHEAD_DOC_READ_PER_MINUTE", "60").means("Calls per caller per minute to doc_read."),
-			s.limit("ARROWHEAD_DOC_RETRIEVE_PER_MINUTE", "30").means("Calls per caller per minute to doc_retrieve."),
-			s.limit("ARROWHEAD_DOC_SCAN_PER_MINUTE", "20").means("Calls per caller per minute to doc_scan."),
-			s.limit("ARROWHEAD_DOC_WRITE_PER_MINUTE", "30").means("Calls per caller per minute to doc_write."),
-			s.limit("ARROWHEAD_SQL_QUERY_PER_MINUTE", "60").means("Calls per caller per minute to sql_query."),
-			s.limit("ARROWHEAD_VECTOR_SEARCH_PER_MINUTE", "30").means("Calls per caller per minute to vector_search."),
-			s.limit("ARROWHEAD_VECTOR_QUERY_PER_MINUTE", "30").means("Calls per caller per minute to vector_query."),
-			s.limit("ARROWHEAD_HYBRID_QUERY_PER_MINUTE", "30").means("Calls per caller per minute to hybrid_query."),
-			s.limit("ARROWHEAD_VECTOR_INDEX_PER_MINUTE", "6").means("Calls per caller per minute to doc_index."),
-			s.limit("ARROWHEAD_CODE_SEARCH_PER_MINUTE", "60").means("Calls per caller per minute to code_search."),
-			s.limit("ARROWHEAD_CODE_READ_PER_MINUTE", "60").means("Calls per caller per minute to code_read."),
-			s.limit("ARROWHEAD_SYMBOL_MAP_PER_MINUTE", "20").means("Calls per caller per minute to symbol_map."),
-			s.limit("ARROWHEAD_DEPENDENCY_GRAPH_PER_MINUTE", "10").means("Calls per caller per minute to dependency_graph."),
-			s.limit("ARROWHEAD_CODE_EXPLAIN_PER_MINUTE", "10").means("Calls per caller per minute to code_explain."),
-			s.limit("ARROWHEAD_SUMMARIZE_DIFF_PER_MINUTE", "10").means("Calls per caller per minute to summarize_diff."),
-			s.limit("ARROWHEAD_RERANK_PER_MINUTE", "20").means("Calls per caller per minute to rerank."),
-			s.limit("ARROWHEAD_RUN_SNIPPET_PER_MINUTE", "10").means("Calls per caller per minute to run_snippet."),
-			s.limit("ARROWHEAD_RUN_TESTS_PER_MINUTE", "4").means("Calls per caller per minute to run_tests."),
-			s.limit("ARROWHEAD_WORKINGSET_GET_PER_MINUTE", "60").means("Calls per caller per minute to workingset_get."),
-			s.limit("ARROWHEAD_WORKINGSET_UPDATE_PER_MINUTE", "30").means("Calls per caller per minute to workingset_update."),
-			s.limit("ARROWHEAD_PACK_CONTEXT_PER_MINUTE", "10").means("Calls per caller per minute to pack_context."),
-			s.limit("ARROWHEAD_TASK_START_PER_MINUTE", "10").means("Background tasks (scan_corpus_async) a caller may start per minute: starting is expensive, polling cheap."),
-			s.limit("ARROWHEAD_TASK_GET_PER_MINUTE", "120").means("Calls per caller per minute to task_get."),
-			s.limit("ARROWHEAD_TASK_UPDATE_PER_MINUTE", "30").means("Calls per caller per minute to task_update."),
-			s.limit("ARROWHEAD_TASK_LIST_PER_MINUTE", "60").means("Calls per caller per minute to task_list."),
-			s.limit("ARROWHEAD_TASK_SCHEDULE_PER_MINUTE", "10").means("Calls per caller per minute to task_schedule."),
-			s.limit("ARROWHEAD_MEMORY_STORE_PER_MINUTE", "30").means("Calls per caller per minute to memory_store."),
-			s.limit("ARROWHEAD_MEMORY_SEARCH_PER_MINUTE", "60").means("Calls per caller per minute to memory_search."),
-			s.limit("ARROWHEAD_MEMORY_LIST_PER_MINUTE", "60").means("Calls per caller per minute to memory_list."),
-			s.limit("ARROWHEAD_MEMORY_DELETE_PER_MINUTE", "30").means("Calls per caller per minute to memory_delete."),
-			s.limit("ARROWHEAD_KV_SET_PER_MINUTE", "60").means("Calls per caller per minute to kv_set."),
-			s.limit("ARROWHEAD_KV_GET_PER_MINUTE", "120").means("Calls per caller per minute to kv_get."),
-			s.limit("ARROWHEAD_KV_DELETE_PER_MINUTE", "60").means("Calls per caller per minute to kv_delete."),
-			s.limit("ARROWHEAD_NOTIFY_WEBHOOK_PER_MINUTE", "10").means("Calls per caller per minute to notify_webhook."),
-			s.limit("ARROWHEAD_RESOURCE_READ_PER_MINUTE", "60").means("Resource reads per caller per minute."),
-			s.limit("ARROWHEAD_PROMPT_GET_PER_MINUTE", "60").means("Prompt gets per caller per minute."),
-			s.limit("ARROWHEAD_COMPLETION_PER_MINUTE", "60").means("Argument completions per caller per minute."),
-			s.limit("ARROWHEAD_DEFAULT_TOOL_PER_MINUTE", "60").means("The ceiling of a tool that declares no variable of its own."),
-			secretText("ARROWHEAD_REDIS_URL", "", &s.RedisURL, optional(redisURL)).
-				means("The Redis that shares the rate-limit buckets across replicas, so a caller cannot multiply its budget; empty keeps them per process."),
-			integer("ARROWHEAD_RATE_LIMIT_FALLBACK_SHARE", "0", &s.RateLimitFallbackShare, between(0, 100)).
-				means("Percent of each ceiling one replica enforces on its own while Redis is unreachable; 0 derives it as the ceiling divided by the replicas last seen alive through Redis (each replica heartbeats there every 5 seconds). Rounded down, at least one call a minute."),
+		},
+			// Every tool's own ceiling, generated from the tools'
+			// definitions (ceilings.go).
+			s.toolLimits(ceilings),
+			[]*Var{
+				s.limit("ARROWHEAD_RESOURCE_READ_PER_MINUTE", "60").means("Resource reads per caller per minute."),
+				s.limit("ARROWHEAD_PROMPT_GET_PER_MINUTE", "60").means("Prompt gets per caller per minute."),
+				s.limit("ARROWHEAD_COMPLETION_PER_MINUTE", "60").means("Argument completions per caller per minute."),
+				s.limit("ARROWHEAD_DEFAULT_TOOL_PER_MINUTE", "60").means("The ceiling of a tool that declares no variable of its own."),
+				secretText("ARROWHEAD_REDIS_URL", "", &s.RedisURL, optional(redisURL)).
+					means("The Redis that shares the rate-limit buckets across replicas, so a caller cannot multiply its budget; empty keeps them per process."),
+				integer("ARROWHEAD_RATE_LIMIT_FALLBACK_SHARE", "0", &s.RateLimitFallbackShare, between(0, 100)).
+					means("Percent of each ceiling one replica enforces on its own while Redis is unreachable; 0 derives it as the ceiling divided by the replicas last seen alive through Redis (each replica heartbeats there every 5 seconds). Rounded down, at least one call a minute."),
+			})...,
 		),
 		in(Section{Title: "Kill switch", About: "Components taken out of service without a redeploy."},
 			list("ARROWHEAD_DISABLED_TOOLS", "", &s.DisabledTools, componentName).

@@ -37,6 +37,10 @@ type Var struct {
 	parse   func(raw string) error
 	// render is the effective value; Effective prints it.
 	render func() string
+	// defaultElsewhere marks a variable whose default is written in
+	// another package (a tool's own ceiling, in its definition): unset, Load
+	// leaves it alone and the reader applies that default.
+	defaultElsewhere bool
 }
 
 // Rule says what a valid value must be, as the parser checks it ("" when
@@ -220,7 +224,12 @@ func (s *Settings) limit(name, def string) *Var {
 		s.Limits[name] = n
 		return nil
 	}
-	v.render = func() string { return strconv.Itoa(s.Limits[name]) }
+	v.render = func() string {
+		if n, ok := s.Limits[name]; ok {
+			return strconv.Itoa(n)
+		}
+		return def
+	}
 	return v
 }
 

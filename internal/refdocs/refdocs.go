@@ -1,9 +1,11 @@
 // Package refdocs generates the reference documentation from the code: the
 // tool reference from the declared catalog (the listing `arrowhead
 // list-tools --json` prints), the configuration reference and the annotated
-// .env.example from the settings table. Nothing in the three files is
-// written by hand; `arrowhead docs` writes them and a conformance test fails
-// when the committed files differ from what this package generates.
+// .env.example from the settings table, and the settings table's rows for
+// the tools' own per-minute ceilings (core/settings/ceilings.go) from the
+// tools' definitions. Nothing in the four files is written by hand;
+// `arrowhead docs` writes them and a conformance test fails when the
+// committed files differ from what this package generates.
 //
 // The output is deterministic: it depends on the code only, never on the
 // environment, a .env file, the clock or the machine.
@@ -50,10 +52,25 @@ func Files(ctx context.Context) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
-	docs := settings.Docs()
+	declared, err := wire.Ceilings(ctx, s)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := ceilingRows(declared)
+	if err != nil {
+		return nil, err
+	}
+	ceilings, err := renderCeilings(rows)
+	if err != nil {
+		return nil, err
+	}
+	// The references document the rows just generated, so one run brings
+	// all four files up to date.
+	docs := settings.DocsWith(rows)
 	return []File{
 		{Path: ToolsPath, Body: tools},
 		{Path: ConfigurationPath, Body: renderConfiguration(docs)},
 		{Path: EnvExamplePath, Body: renderEnvExample(docs)},
+		{Path: settings.CeilingsPath, Body: ceilings},
 	}, nil
 }

@@ -72,26 +72,6 @@ func (t *Tracer) Start(ctx context.Context, kind ports.ComponentKind, name strin
 	return ctx, s
 }
 
-// NoopTracer starts spans that do nothing.
-type NoopTracer struct{}
-
-type noopSpan struct{}
-
-func (noopSpan) TraceID() string    { return "" }
-func (noopSpan) End(string, string) {}
-
-// Start implements ports.Tracer.
-func (NoopTracer) Start(ctx context.Context, _ ports.ComponentKind, _ string, _ ports.TraceCarrier) (context.Context, ports.Span) {
-	return ctx, noopSpan{}
-}
-
-// NoopMetrics discards measurements.
-type NoopMetrics struct{}
-
-// RecordCall implements ports.Metrics.
-func (NoopMetrics) RecordCall(context.Context, ports.ComponentKind, string, string, string, time.Duration) {
-}
-
 // AllowAll grants every action; it stands for an authorizer in tests that
 // are not about authorization.
 type AllowAll struct{}

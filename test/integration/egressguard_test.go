@@ -26,6 +26,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/tools/exectools"
 	"github.com/arrowhead-go/arrowhead/core/tools/notify"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -137,7 +138,7 @@ func newGuardedReplica(t testing.TB, redisURL, base, mode string, extraEnv ...st
 	authz := portstest.AllowAll{}
 	r.app, err = core.New(core.Deps{
 		Settings: s, Authorizer: authz, Rates: store, Audit: r.audit,
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
 		Families: []core.Member{
 			coretools.Family.With(coretools.Ports{Egress: r.egress, Sandbox: &portstest.FileJail{}}),
 			docs.Family.With(docs.Ports{Store: corpus, Egress: r.egress, Authorizer: authz, Scanner: scanner}),

@@ -19,6 +19,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -111,8 +112,8 @@ func newReplica(t *testing.T, url string, perMinute int, opts ...redis.Option) r
 		Authorizer: denyAll{},
 		Rates:      store,
 		Audit:      audit,
-		Tracer:     portstest.NoopTracer{},
-		Metrics:    portstest.NoopMetrics{},
+		Tracer:     nop.Tracer{},
+		Metrics:    nop.Metrics{},
 		Clock:      ports.SystemClock{},
 		Families:   []core.Member{coretest.Tools(probeSpec(probeTool), probeSpec(otherTool))},
 	})

@@ -15,6 +15,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/embed"
 	"github.com/arrowhead-go/arrowhead/core/tools/data"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -50,7 +51,7 @@ func sqlApp(t *testing.T, kv ...string) *core.App {
 		t.Fatal(err)
 	}
 	app, err := core.New(core.Deps{Settings: s, Authorizer: pol, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
 		Families: []core.Member{data.Family.With(data.Ports{Authorizer: pol,
 			Vetter: sqlguard.New(sqlguard.Config{MaxLength: s.SQLQueryMaxLength}), SQL: runner,
 			Embedder: embed.NewDeterministic(s.EmbeddingDimensions), Documents: corpus})}})

@@ -23,6 +23,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/tools/contexttools"
 	"github.com/arrowhead-go/arrowhead/core/tools/data"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -128,7 +129,7 @@ func buildEnv(t testing.TB, vars map[string]string, docs, repo map[string]string
 	}
 	families = append(families, contexttools.Family.With(cp))
 	e.app, err = core.New(core.Deps{Settings: s, Authorizer: pol, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{}, Families: families})
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{}, Families: families})
 	if err != nil {
 		t.Fatal(err)
 	}

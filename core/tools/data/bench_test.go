@@ -25,6 +25,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/internal/pgtest"
 	"github.com/arrowhead-go/arrowhead/migrations"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -140,7 +141,7 @@ func benchDocIndex(b *testing.B, open openStore) {
 		b.StopTimer()
 		reader, writer, done := open(b, s)
 		app, err := core.New(core.Deps{Settings: s, Authorizer: authz.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-			Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+			Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
 			Families: []core.Member{data.Family.With(data.Ports{Authorizer: authz.AllowAll{}, Vetter: sqlguard.New(sqlguard.Config{}),
 				Vectors: reader, Writer: writer, Embedder: embed.NewDeterministic(384), Documents: store})}})
 		if err != nil {

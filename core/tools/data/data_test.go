@@ -20,6 +20,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/data"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -108,7 +109,7 @@ func newEnvWriting(t *testing.T, pol string, files map[string]string, wrap func(
 	family := data.Family.With(data.Ports{Authorizer: p, Vetter: sqlguard.New(sqlguard.Config{}), SQL: e.sql,
 		Vectors: idx, Writer: writer, Embedder: e.emb, Documents: store})
 	e.app, err = core.New(core.Deps{Settings: s, Authorizer: p, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
 		Families: []core.Member{family}})
 	if err != nil {
 		t.Fatal(err)

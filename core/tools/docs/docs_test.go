@@ -22,6 +22,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
 	"github.com/arrowhead-go/arrowhead/policies"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -62,7 +63,7 @@ func newEnv(t testing.TB, vars map[string]string, files map[string]string) env {
 		Scanner: security.NewScanner([]byte("0123456789abcdef0123456789abcdef"))})
 	audit := &portstest.Audit{}
 	app, err := core.New(core.Deps{Settings: s, Authorizer: pol, Rates: &portstest.Counter{}, Audit: audit,
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
 		Families: []core.Member{family}})
 	if err != nil {
 		t.Fatal(err)

@@ -24,6 +24,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/tools/exectools"
 	"github.com/arrowhead-go/arrowhead/policies"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -91,7 +92,7 @@ func newEnvWith(t testing.TB, vars map[string]string, files map[string]string, t
 		p.Repo = repo
 	}
 	app, err := core.New(core.Deps{Settings: s, Authorizer: pol, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
 		Families: []core.Member{exectools.Family.With(p)}})
 	if err != nil {
 		t.Fatal(err)

@@ -15,6 +15,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/embed"
 	"github.com/arrowhead-go/arrowhead/core/tools/memorytools"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -52,7 +53,7 @@ func newApp(t *testing.T, backend ports.MemoryBackend, e ports.Embedder) *core.A
 	s := coretest.Settings(t, map[string]string{"ARROWHEAD_PROFILE": "docs", "ARROWHEAD_RATE_LIMIT_ENABLED": "false"})
 	clock := &portstest.Clock{T: time.Unix(1700000000, 0)}
 	app, err := core.New(core.Deps{Settings: s, Authorizer: portstest.AllowAll{}, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: clock,
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: clock,
 		Families: []core.Member{memorytools.Family.With(memorytools.Ports{Memory: backend, Embedder: e, Authorizer: portstest.AllowAll{}, Clock: clock})}})
 	if err != nil {
 		t.Fatal(err)

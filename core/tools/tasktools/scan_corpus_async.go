@@ -27,7 +27,7 @@ var scanCorpusAsync = catalog.Define[scanCorpusAsyncInput, startOutput](catalog.
 	Name:    "scan_corpus_async",
 	Family:  catalog.FamilyTasks,
 	Scope:   "docs:scan",
-	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_START_PER_MINUTE", Default: 10},
+	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_START_PER_MINUTE", Default: 10, About: "Background tasks (scan_corpus_async) a caller may start per minute: starting is expensive, polling cheap."},
 	Description: "Start a background secrets-and-PII scan of the corpus (or a path prefix) and return a task handle at once. " +
 		"Poll it with task_get(task_id=...) and cancel it with task_update(task_id=..., action=\"cancel\"). " +
 		"Example: scan_corpus_async(path_prefix=\"exports/\")",

@@ -19,6 +19,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
 	"github.com/arrowhead-go/arrowhead/core/tools/tasktools"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
 
@@ -112,7 +113,7 @@ func newEnv(t testing.TB, policy string, gated bool, vars map[string]string, fil
 		_ = db.Close()
 	})
 	app, err := core.New(core.Deps{Settings: s, Authorizer: pol, Rates: &portstest.Counter{}, Audit: &portstest.Audit{},
-		Tracer: portstest.NoopTracer{}, Metrics: portstest.NoopMetrics{}, Clock: ports.SystemClock{},
+		Tracer: nop.Tracer{}, Metrics: nop.Metrics{}, Clock: ports.SystemClock{},
 		Families: []core.Member{tasktools.Family.With(tasktools.Ports{Tasks: reg, Clock: ports.SystemClock{}})}})
 	if err != nil {
 		t.Fatal(err)
