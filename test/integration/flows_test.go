@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
@@ -65,5 +67,168 @@ func TestRedisFlowMarksHoldAcrossReplicas(t *testing.T) {
 	}
 	if n, err := b.Recall(ctx, "alice", []uint64{11, 12}); err != nil || n != 0 {
 		t.Fatalf("replica b during an outage: Recall = %d, %v; want 0 (it never saw them)", n, err)
+	}
+}
+
+// scriptCounter counts the scripts a client runs (rate checks, flow reads,
+// flow recalls).
+type scriptCounter struct{ n atomic.Int64 }
+
+func (c *scriptCounter) DialHook(next goredis.DialHook) goredis.DialHook { return next }
+
+func (c *scriptCounter) ProcessHook(next goredis.ProcessHook) goredis.ProcessHook {
+	return func(ctx context.Context, cmd goredis.Cmder) error {
+		if n := cmd.Name(); n == "evalsha" || n == "eval" {
+			c.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (c *scriptCounter) ProcessPipelineHook(next goredis.ProcessPipelineHook) goredis.ProcessPipelineHook {
+	return next
+}
+
+// runningReplica is a Redis rate store with its loop running (presence
+// and the copy of the flow marks), as the wiring runs it, and a count of
+// the scripts it sends.
+func runningReplica(t *testing.T, url string) (*redis.RateStore, *scriptCounter) {
+	t.Helper()
+	client := redisClient(t, url)
+	counter := &scriptCounter{}
+	client.AddHook(counter)
+	s, err := redis.NewRateStore(client, localStore(), redis.WithCallTimeout(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.Run(ctx) }()
+	t.Cleanup(func() { stop(); <-done })
+	waitLive(t, s)
+	return s, counter
+}
+
+func waitLive(t *testing.T, s *redis.RateStore) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !s.FlowCopyLive() {
+		if time.Now().After(deadline) {
+			t.Fatal("the flow-mark copy did not come up")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// checkOn is what the chain does for an egress call arriving now on
+// replica s: the rate check (its round trip carries the flow version),
+// then the guard's recall.
+func checkOn(t *testing.T, s *redis.RateStore, caller string, marks []uint64) int {
+	t.Helper()
+	ctx := ports.WithFlowCut(context.Background(), time.Now())
+	if d, err := s.Take(ctx, caller+"\x00tool\x00safe_fetch", redis.MaxPerMinute); err != nil || !d.Allowed {
+		t.Fatalf("Take = %+v, %v", d, err)
+	}
+	n, err := s.Recall(ctx, caller, marks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestRedisFlowCopyRace: replica A records marks and replica B checks them
+// at once, hundreds of times: B answers from its copy (no recall round trip
+// of its own), yet never misses a mark A recorded before B's check began,
+// whether or not the announcement had reached B by then.
+func TestRedisFlowCopyRace(t *testing.T) {
+	url, _ := startRedis(t)
+	a, _ := runningReplica(t, url)
+	b, scripts := runningReplica(t, url)
+	ctx := context.Background()
+	const rounds = 300
+	before := scripts.n.Load()
+	for i := range uint64(rounds) {
+		marks := []uint64{1000 + 2*i, 1001 + 2*i}
+		if err := a.Remember(ctx, "alice", marks, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if n := checkOn(t, b, "alice", append(marks, 1<<40+i)); n != 2 {
+			t.Fatalf("round %d: replica B counted %d of the 2 marks A had just recorded", i, n)
+		}
+		if n := checkOn(t, b, "bob", marks); n != 0 {
+			t.Fatalf("round %d: another caller counted %d", i, n)
+		}
+	}
+	// Two rate checks a round; anything beyond is a read of Redis for the
+	// guard: the first read of each caller's set, and a few waits that gave
+	// up on a loaded machine.
+	if extra := scripts.n.Load() - before - 2*rounds; extra > rounds/10 {
+		t.Fatalf("%d guard round trips in %d checks: the copy was not used", extra, 2*rounds)
+	}
+}
+
+// TestRedisFlowCopyNeedsAFreshVersion: without a version read after the
+// call arrived (no rate check, or no arrival instant at all) the guard asks
+// Redis, and is right.
+func TestRedisFlowCopyNeedsAFreshVersion(t *testing.T) {
+	url, _ := startRedis(t)
+	a, _ := runningReplica(t, url)
+	b, scripts := runningReplica(t, url)
+	ctx := context.Background()
+	if n := checkOn(t, b, "alice", []uint64{1}); n != 0 { // copies alice
+		t.Fatalf("nothing recorded, yet %d", n)
+	}
+	if err := a.Remember(ctx, "alice", []uint64{5, 6}, time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// A script's first run on a server is two commands (EVALSHA, EVAL).
+	if _, err := b.Recall(ctx, "carol", []uint64{5}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []context.Context{ctx, ports.WithFlowCut(ctx, time.Now())} {
+		before := scripts.n.Load()
+		if n, err := b.Recall(c, "alice", []uint64{5, 6}); err != nil || n != 2 {
+			t.Fatalf("Recall = %d, %v; want 2", n, err)
+		}
+		if scripts.n.Load() != before+1 {
+			t.Fatalf("%d scripts; want one recall round trip", scripts.n.Load()-before)
+		}
+	}
+}
+
+// TestRedisFlowCopyComesBackAfterALostSubscription: when the subscription
+// is cut, marks recorded meanwhile are still counted (from Redis, then from
+// the copy started afresh).
+func TestRedisFlowCopyComesBackAfterALostSubscription(t *testing.T) {
+	url, _ := startRedis(t)
+	a, _ := runningReplica(t, url)
+	b, scripts := runningReplica(t, url)
+	ctx := context.Background()
+	if n := checkOn(t, b, "alice", []uint64{1}); n != 0 {
+		t.Fatalf("nothing recorded, yet %d", n)
+	}
+	admin := redisClient(t, url)
+	if err := admin.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range uint64(20) {
+		if err := a.Remember(ctx, "alice", []uint64{100 + i}, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if n := checkOn(t, b, "alice", []uint64{100 + i}); n != 1 {
+			t.Fatalf("mark %d recorded while B resubscribed: counted %d", i, n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	waitLive(t, b)
+	checkOn(t, b, "alice", nil) // the copy starts again: alice is read once
+	before := scripts.n.Load()
+	for i := range uint64(20) {
+		if n := checkOn(t, b, "alice", []uint64{100 + i}); n != 1 {
+			t.Fatalf("after resubscribing: mark %d counted %d", i, n)
+		}
+	}
+	if extra := scripts.n.Load() - before - 20; extra > 2 {
+		t.Fatalf("%d guard round trips after the copy came back", extra)
 	}
 }
