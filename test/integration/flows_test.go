@@ -2,6 +2,7 @@ package integration_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -230,5 +231,61 @@ func TestRedisFlowCopyComesBackAfterALostSubscription(t *testing.T) {
 	}
 	if extra := scripts.n.Load() - before - 20; extra > 2 {
 		t.Fatalf("%d guard round trips after the copy came back", extra)
+	}
+}
+
+// BenchmarkRedisFlowCheck isolates the guard's check of a benign call on a
+// replica sharing Redis: the rate check alone (the round trip every call
+// makes with the rate limit on), then with the guard's recall answered
+// from the copy, then with the recall asked of Redis (as before the copy,
+// and still when no fresh version is at hand). The marks are as many as a
+// benign argument of a few hundred characters yields, none recorded.
+func BenchmarkRedisFlowCheck(b *testing.B) {
+	url, _ := startRedis(b)
+	client := redisClient(b, url)
+	s, err := redis.NewRateStore(client, localStore(), redis.WithCallTimeout(5*time.Second))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); s.Run(ctx) }()
+	b.Cleanup(func() { stop(); <-done })
+	for deadline := time.Now().Add(10 * time.Second); !s.FlowCopyLive(); time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			b.Fatal("the flow-mark copy did not come up")
+		}
+	}
+	if err := s.Remember(ctx, "alice", []uint64{1, 2, 3}, time.Hour); err != nil {
+		b.Fatal(err)
+	}
+	marks := make([]uint64, 80)
+	for i := range marks {
+		marks[i] = uint64(1<<32 + i)
+	}
+	for _, variant := range []string{"take-only", "take+copy", "take+redis"} {
+		b.Run(variant, func(b *testing.B) {
+			lat := make([]time.Duration, b.N)
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				start := time.Now()
+				cctx := context.Background()
+				if variant == "take+copy" {
+					cctx = ports.WithFlowCut(cctx, start)
+				}
+				if _, err := s.Take(cctx, "alice\x00tool\x00run_snippet", redis.MaxPerMinute); err != nil {
+					b.Fatal(err)
+				}
+				if variant != "take-only" {
+					if n, err := s.Recall(cctx, "alice", marks); err != nil || n != 0 {
+						b.Fatalf("Recall = %d, %v", n, err)
+					}
+				}
+				lat[i] = time.Since(start)
+			}
+			b.StopTimer()
+			slices.Sort(lat)
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+		})
 	}
 }
