@@ -35,11 +35,13 @@ import (
 // by a command sent after the call arrived (ports.FlowCut) and the copy
 // has applied every announcement up to that version. The rate-limit
 // check of the same call reads the version in its script (takeScript), so
-// with the rate limit on (the default) the proof costs nothing; if the copy
-// is behind, the check waits for the announcements (at most flowSyncWait),
-// and otherwise, or with no such version (rate limit off, Redis down, no
-// subscription), it asks Redis as before. A gap in the versions (a lost
-// announcement) drops the copy and resubscribes.
+// with the rate limit on (the default) the proof costs nothing; with it off
+// the check reads the version alone (a GET, cheaper than a recall). If the
+// copy is behind, the check waits for the announcements (at most
+// flowSyncWait); if they do not come, or the copy is down (no
+// subscription, Redis degraded, no arrival instant), it asks Redis as
+// before. A gap in the versions (a lost announcement) drops the copy and
+// resubscribes.
 
 // Flow-copy bounds and names.
 const (
@@ -359,8 +361,15 @@ return {v, now, redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf', 'WITHSC
 // caller not yet copied is read once (that read is itself fresh) and kept.
 func (s *RateStore) recallCopy(ctx context.Context, caller string, marks []uint64) (n int, ok bool, err error) {
 	cut, has := ports.FlowCut(ctx)
-	if !has || s.flows.obsSent.Load() < int64(cut.Sub(monoBase)) {
+	if !has || !s.FlowCopyLive() {
 		return 0, false, nil
+	}
+	if s.flows.obsSent.Load() < int64(cut.Sub(monoBase)) {
+		// No rate check read the version for this call (its limit is off):
+		// read it alone, still cheaper than recalling from Redis.
+		if err := s.readFlowVersion(ctx); err != nil {
+			return 0, false, err
+		}
 	}
 	target := s.flows.obsVersion.Load()
 	id := flowID(caller)
@@ -390,6 +399,22 @@ func (s *RateStore) recallCopy(ctx context.Context, caller string, marks []uint6
 	}
 	s.flows.install(id, version, nowMS, time.Now().UnixMilli(), set)
 	return n, true, nil
+}
+
+// readFlowVersion reads the flow version counter as an observation.
+func (s *RateStore) readFlowVersion(ctx context.Context) error {
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.callTimeout)
+	defer cancel()
+	sent := monoNow()
+	v, err := s.client.Get(rctx, s.flowVersionKey()).Uint64()
+	if errors.Is(err, goredis.Nil) {
+		v, err = 0, nil
+	}
+	if err != nil {
+		return err
+	}
+	s.flows.observe(v, sent)
+	return nil
 }
 
 // parseLoaded reads loadFlowsScript's reply.
