@@ -35,7 +35,7 @@ var ErrInvalidTTL = errors.New("flow marks need a time to live of at least a mil
 // numbers the write (INCR of the version counter KEYS[2]) and publishes it
 // on the channel ARGV[4] as "version expiry caller-id\n" followed by the
 // members (ARGV[3] is the caller's id, the hex tail of KEYS[1]), so every
-// replica's copy (flowsync.go) learns it in order.
+// replica's copy (flowsync.go) learns it in order. It returns the version.
 var rememberScript = goredis.NewScript(`
 if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
@@ -65,7 +65,7 @@ if redis.call('PTTL', KEYS[1]) < ttl then
 end
 local v = redis.call('INCR', KEYS[2])
 redis.call('PUBLISH', ARGV[4], string.format('%d %d %s\n', v, expiry, ARGV[3]) .. table.concat(ARGV, '', 5))
-return n
+return v
 `)
 
 // recallScript counts the members ARGV[...] of KEYS[1] whose expiry has not
@@ -112,13 +112,19 @@ func (s *RateStore) Remember(ctx context.Context, caller string, marks []uint64,
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.callTimeout)
 	defer cancel()
-	if err := rememberScript.Run(rctx, s.client, []string{s.cfg.prefix + flowKeyInfix + id, s.flowVersionKey()}, args...).Err(); err != nil {
+	v, err := rememberScript.Run(rctx, s.client, []string{s.cfg.prefix + flowKeyInfix + id, s.flowVersionKey()}, args...).Int64()
+	if err != nil {
 		if ctx.Err() == nil {
 			s.markDegraded()
 		}
 		return localErr
 	}
 	s.degraded.Store(false)
+	if localErr == nil && v > 0 {
+		// This replica's own marks are in its fallback, which Recall asks
+		// first: a check need not wait for their announcement.
+		s.flows.own(uint64(v))
+	}
 	return nil
 }
 

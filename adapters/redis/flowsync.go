@@ -40,7 +40,8 @@ import (
 // copy is behind, the check waits for the announcements (at most
 // flowSyncWait); if they do not come, or the copy is down (no
 // subscription, Redis degraded, no arrival instant), it asks Redis as
-// before. A gap in the versions (a lost announcement) drops the copy and
+// before. This replica's own writes need no waiting: their marks are in
+// its fallback store, which Recall asks first. A gap in the versions (a lost announcement) drops the copy and
 // resubscribes.
 
 // Flow-copy bounds and names.
@@ -60,6 +61,8 @@ const (
 	// them callers are dropped (and read again when next checked).
 	maxCopiedFlowCallers = 4096
 	maxCopiedFlowMarks   = 1 << 21
+	// maxPendingOwn bounds the own writes a check may skip waiting for.
+	maxPendingOwn = 1024
 	// flowResync is how long the subscription may stay silent before it
 	// is pinged (a dead connection then errors and is replaced).
 	flowResync = 15 * time.Second
@@ -100,6 +103,10 @@ type flowSync struct {
 	// as of the latest read of a caller's set.
 	offsetMS int64
 	ring     []ringEntry
+	// pending holds versions above applied that this replica wrote itself
+	// (their marks are in its fallback, asked before the copy), so a check
+	// need not wait for their announcements.
+	pending map[uint64]struct{}
 }
 
 type ringEntry struct {
@@ -114,6 +121,33 @@ func (f *flowSync) init() {
 	f.obsSent.Store(math.MinInt64)
 	f.advanced = make(chan struct{})
 	f.callers = map[string]*copiedFlows{}
+	f.pending = map[uint64]struct{}{}
+}
+
+// own records that version is a write of this replica's.
+func (f *flowSync) own(version uint64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.live && version > f.applied && len(f.pending) < maxPendingOwn {
+		f.pending[version] = struct{}{}
+	}
+}
+
+// caughtUp reports whether every announcement up to target is applied, or
+// is one of this replica's own writes. The caller holds f.mu.
+func (f *flowSync) caughtUp(target uint64) bool {
+	if f.applied >= target {
+		return true
+	}
+	if target-f.applied > maxPendingOwn {
+		return false
+	}
+	for v := f.applied + 1; v <= target; v++ {
+		if _, ok := f.pending[v]; !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // observe records that a command sent at sent (monoNow) read version.
@@ -150,6 +184,7 @@ func (f *flowSync) reset(version uint64, sent int64) {
 		f.ring = make([]ringEntry, flowRingSize)
 	}
 	clear(f.ring)
+	clear(f.pending)
 	f.live = true
 	f.signal()
 	if version < f.obsVersion.Load() {
@@ -166,6 +201,7 @@ func (f *flowSync) stop() {
 	defer f.mu.Unlock()
 	f.live = false
 	clear(f.callers)
+	clear(f.pending)
 	f.marks = 0
 	f.signal()
 }
@@ -191,6 +227,7 @@ func (f *flowSync) apply(payload string) bool {
 		return false
 	case version == f.applied+1:
 		f.applied = version
+		delete(f.pending, version)
 		f.ring[version%flowRingSize] = ringEntry{version: version, id: id}
 		f.signal()
 	}
@@ -287,7 +324,7 @@ func (f *flowSync) lookup(ctx context.Context, target uint64, id string, marks [
 			f.mu.Unlock()
 			return 0, copyUnusable
 		}
-		if f.applied >= target {
+		if f.caughtUp(target) {
 			defer f.mu.Unlock()
 			c := f.callers[id]
 			if c == nil {

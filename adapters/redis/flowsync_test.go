@@ -162,3 +162,33 @@ func TestObserveKeepsTheNewest(t *testing.T) {
 		t.Fatalf("after a reset at 2: %d at %d", f.obsVersion.Load(), f.obsSent.Load())
 	}
 }
+
+// TestFlowCopySkipsOnlyItsOwnWrites: a check need not wait for the
+// announcement of a write this replica made (its marks are in the
+// fallback), but still waits for any other replica's before it.
+func TestFlowCopySkipsOnlyItsOwnWrites(t *testing.T) {
+	f := liveCopy(t, 5)
+	f.install(idA, 5, time.Now().UnixMilli(), time.Now().UnixMilli(), map[uint64]int64{1: far()})
+	f.own(6)
+	f.own(3) // already applied: nothing to skip
+	start := time.Now()
+	if n, ans := f.lookup(context.Background(), 6, idA, []uint64{1}); ans != copyAnswered || n != 1 {
+		t.Fatalf("lookup = %d, %v; want answered", n, ans)
+	}
+	if waited := time.Since(start); waited >= flowSyncWait {
+		t.Fatalf("waited %v for this replica's own write", waited)
+	}
+	f.own(8) // 7 is another replica's, not yet announced
+	if _, ans := f.lookup(context.Background(), 8, idA, []uint64{1}); ans != copyUnusable {
+		t.Fatalf("answered (%v) without another replica's write 7", ans)
+	}
+	if !f.apply(announcement(6, far(), idA, 2)) || !f.apply(announcement(7, far(), idB, 3)) {
+		t.Fatal("announcements refused")
+	}
+	if n, ans := f.lookup(context.Background(), 8, idA, []uint64{1, 2}); ans != copyAnswered || n != 2 {
+		t.Fatalf("lookup = %d, %v; want both marks once 7 came", n, ans)
+	}
+	if _, ok := f.pending[6]; ok || len(f.pending) != 1 {
+		t.Fatalf("pending own writes %v; want only 8", f.pending)
+	}
+}
