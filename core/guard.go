@@ -47,6 +47,13 @@ type admission struct {
 func (a *App) guard(ctx context.Context, p ports.Principal, adm admission, fn func(context.Context) error) error {
 	ctx, span := a.tracer.Start(ctx, adm.kind, adm.name, adm.carrier)
 	start := a.clock.Now()
+	if a.egress != nil && adm.target.egress {
+		// The guard's check must see marks recorded before the call
+		// arrived, on any replica; a store that keeps a local copy of them
+		// proves its copy fresh against this instant (ports.WithFlowCut),
+		// using the round trip the rate limit below makes anyway.
+		ctx = ports.WithFlowCut(ctx, time.Now())
+	}
 
 	var err error
 	if te := a.admit(ctx, p, adm); te != nil {

@@ -24,3 +24,24 @@ type FlowStore interface {
 	// An error means the store could not answer.
 	Recall(ctx context.Context, caller string, marks []uint64) (int, error)
 }
+
+// flowCutKey is the context key of the instant a call arrived.
+type flowCutKey struct{}
+
+// WithFlowCut returns ctx carrying the instant a call arrived (read from a
+// clock with a monotonic reading, time.Now). A FlowStore that answers
+// Recall from a local copy of marks other replicas record must answer as
+// of no earlier than this instant: a mark recorded anywhere before the
+// call arrived (content returned to the caller by another replica, which
+// the caller then sent here) must be counted. The guard sets it before
+// the chain's first store call; a store without a local copy ignores it.
+func WithFlowCut(ctx context.Context, arrived time.Time) context.Context {
+	return context.WithValue(ctx, flowCutKey{}, arrived)
+}
+
+// FlowCut returns the instant WithFlowCut recorded; ok is false when none
+// was, and a store must then not answer from a copy it cannot prove fresh.
+func FlowCut(ctx context.Context) (arrived time.Time, ok bool) {
+	arrived, ok = ctx.Value(flowCutKey{}).(time.Time)
+	return arrived, ok
+}

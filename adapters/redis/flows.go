@@ -27,11 +27,15 @@ const (
 // millisecond.
 var ErrInvalidTTL = errors.New("flow marks need a time to live of at least a millisecond")
 
-// rememberScript records ARGV[3..] (8-byte members) in the sorted set
+// rememberScript records ARGV[5..] (8-byte members) in the sorted set
 // KEYS[1], scored by their expiry in server milliseconds (now + ARGV[1]),
 // drops expired members (ZADDs go in batches of 500 members, within Lua's
 // unpack limit), trims the set to ARGV[2] members (soonest expiry
-// first) and keeps the key alive as long as its newest member.
+// first) and keeps the key alive as long as its newest member. It then
+// numbers the write (INCR of the version counter KEYS[2]) and publishes it
+// on the channel ARGV[4] as "version expiry caller-id\n" followed by the
+// members (ARGV[3] is the caller's id, the hex tail of KEYS[1]), so every
+// replica's copy (flowsync.go) learns it in order. It returns the version.
 var rememberScript = goredis.NewScript(`
 if redis.replicate_commands then redis.replicate_commands() end
 local t = redis.call('TIME')
@@ -41,7 +45,7 @@ local cap = tonumber(ARGV[2])
 local expiry = now + ttl
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
 local batch = {}
-for i = 3, #ARGV do
+for i = 5, #ARGV do
   batch[#batch + 1] = expiry
   batch[#batch + 1] = ARGV[i]
   if #batch >= 1000 then
@@ -59,7 +63,9 @@ end
 if redis.call('PTTL', KEYS[1]) < ttl then
   redis.call('PEXPIRE', KEYS[1], ttl)
 end
-return n
+local v = redis.call('INCR', KEYS[2])
+redis.call('PUBLISH', ARGV[4], string.format('%d %d %s\n', v, expiry, ARGV[3]) .. table.concat(ARGV, '', 5))
+return v
 `)
 
 // recallScript counts the members ARGV[...] of KEYS[1] whose expiry has not
@@ -98,27 +104,36 @@ func (s *RateStore) Remember(ctx context.Context, caller string, marks []uint64,
 	if !s.shouldTryRedis() {
 		return localErr
 	}
-	args := make([]any, 0, len(marks)+2)
-	args = append(args, ttl.Milliseconds(), MaxFlowMarksPerCaller)
+	id := flowID(caller)
+	args := make([]any, 0, len(marks)+4)
+	args = append(args, ttl.Milliseconds(), MaxFlowMarksPerCaller, id, s.flowChannel())
 	for _, m := range marks {
 		args = append(args, member(m))
 	}
 	rctx, cancel := context.WithTimeout(ctx, s.cfg.callTimeout)
 	defer cancel()
-	if err := rememberScript.Run(rctx, s.client, []string{s.FlowKey(caller)}, args...).Err(); err != nil {
+	v, err := rememberScript.Run(rctx, s.client, []string{s.cfg.prefix + flowKeyInfix + id, s.flowVersionKey()}, args...).Int64()
+	if err != nil {
 		if ctx.Err() == nil {
 			s.markDegraded()
 		}
 		return localErr
 	}
 	s.degraded.Store(false)
+	if localErr == nil && v > 0 {
+		// This replica's own marks are in its fallback, which Recall asks
+		// first: a check need not wait for their announcement.
+		s.flows.own(uint64(v))
+	}
 	return nil
 }
 
 // Recall counts marks recorded for caller: this replica's own first (no
-// round trip when one of them is there), then Redis, where every replica's
-// are. While Redis is unavailable the answer is this replica's own marks;
-// an error is returned only when neither could answer.
+// round trip when one of them is there), then this replica's copy of every
+// replica's marks when it can prove the copy fresh for the call in ctx (see
+// flowsync.go: no round trip of its own), else Redis, where every
+// replica's are. While Redis is unavailable the answer is this replica's
+// own marks; an error is returned only when neither could answer.
 func (s *RateStore) Recall(ctx context.Context, caller string, marks []uint64) (int, error) {
 	if len(marks) == 0 {
 		return 0, nil
@@ -132,6 +147,14 @@ func (s *RateStore) Recall(ctx context.Context, caller string, marks []uint64) (
 	}
 	if !s.shouldTryRedis() {
 		return localN, localErr
+	}
+	if n, ok, err := s.recallCopy(ctx, caller, marks); err != nil {
+		if ctx.Err() == nil {
+			s.markDegraded()
+		}
+		return localN, localErr
+	} else if ok {
+		return n, nil
 	}
 	args := make([]any, 0, len(marks))
 	for _, m := range marks {
@@ -156,8 +179,14 @@ var errNoLocalFlows = errors.New("redis is unavailable and the fallback keeps no
 
 // FlowKey returns the Redis key of caller's flow marks, for operators.
 func (s *RateStore) FlowKey(caller string) string {
+	return s.cfg.prefix + flowKeyInfix + flowID(caller)
+}
+
+// flowID is caller's id in flow keys and announcements: the hex SHA-256 of
+// the caller key, which is never used verbatim.
+func flowID(caller string) string {
 	sum := sha256.Sum256([]byte(caller))
-	return s.cfg.prefix + flowKeyInfix + hex.EncodeToString(sum[:])
+	return hex.EncodeToString(sum[:])
 }
 
 // member is a mark as a sorted-set member: its 8 big-endian bytes.

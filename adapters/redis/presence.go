@@ -62,11 +62,16 @@ func (s *RateStore) Share() Share {
 
 // Run keeps this replica's presence in Redis until ctx ends, heartbeating
 // at once and then every heartbeat period; the replicas it sees alive set
-// the outage share. It runs off the call path (calls never wait for it).
+// the outage share. It also keeps this replica's copy of every replica's
+// flow marks (flowsync.go), without which Recall asks Redis on every
+// check. It runs off the call path (calls never wait for it).
 // A failed heartbeat degrades the store like a failed check; a successful
 // one ends the degraded state. On return it removes this replica from the
 // set, so a replica that stopped cleanly is not counted.
 func (s *RateStore) Run(ctx context.Context) {
+	flowsDone := make(chan struct{})
+	go func() { defer close(flowsDone); s.watchFlows(ctx) }()
+	defer func() { <-flowsDone }()
 	tick := time.NewTicker(s.cfg.heartbeat)
 	defer tick.Stop()
 	for {

@@ -65,9 +65,12 @@ var (
 
 // takeScript is one token-bucket check, atomic on the Redis server.
 //
-// KEYS[1] is the bucket, a hash holding tokens and ts. ARGV[1] is the
-// capacity, which is also the refill per minute; ARGV[2] is the expiry margin
-// in milliseconds. It returns {allowed (0 or 1), retry-after in ms}.
+// KEYS[1] is the bucket, a hash holding tokens and ts; KEYS[2] is the flow
+// marks' version counter (see flows.go), read so the exfiltration guard's
+// freshness check rides on this round trip. ARGV[1] is the capacity, which
+// is also the refill per minute; ARGV[2] is the expiry margin in
+// milliseconds. It returns {allowed (0 or 1), retry-after in ms, flow
+// version}.
 //
 // Time comes from the server's own clock (TIME), so replicas whose clocks
 // disagree still draw on one budget. Levels are integers in micro-token units
@@ -83,6 +86,7 @@ local full = capacity * unit
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local fv = tonumber(redis.call('GET', KEYS[2]) or '0')
 
 local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
 local level = tonumber(state[1])
@@ -97,12 +101,12 @@ if level > full then
 end
 
 if level < unit then
-  return {0, math.ceil((unit - level) / capacity / 1000)}
+  return {0, math.ceil((unit - level) / capacity / 1000), fv}
 end
 level = level - unit
 redis.call('HSET', KEYS[1], 'tokens', level, 'ts', now)
 redis.call('PEXPIRE', KEYS[1], math.ceil((full - level) / capacity / 1000) + margin)
-return {1, 0}
+return {1, 0, fv}
 `)
 
 // Option adjusts a RateStore.
@@ -222,7 +226,8 @@ func WithHeartbeat(d time.Duration) Option {
 // outage is reported once (WithOutageReport) with the share in force.
 //
 // A RateStore does not own its client and is safe for concurrent use.
-// Only Run, which keeps this replica's presence in Redis, runs a loop.
+// Only Run, which keeps this replica's presence in Redis and its copy of the
+// flow marks, runs loops.
 // It is also a ports.HealthReporter.
 type RateStore struct {
 	client   *goredis.Client
@@ -240,6 +245,10 @@ type RateStore struct {
 	// alive is how many replicas the last heartbeat saw (this one
 	// included); 1 until a heartbeat has answered.
 	alive atomic.Int64
+
+	// flows is this replica's copy of every replica's flow marks, kept
+	// by Run (flowsync.go).
+	flows flowSync
 }
 
 var (
@@ -281,6 +290,7 @@ func NewRateStore(client *goredis.Client, fallback ports.RateStore, opts ...Opti
 		replicaID: hex.EncodeToString(id[:]),
 	}
 	s.alive.Store(1)
+	s.flows.init()
 	return s, nil
 }
 
@@ -342,13 +352,15 @@ func (s *RateStore) refund(ctx context.Context, key string, perMinute int) {
 func (s *RateStore) takeRedis(ctx context.Context, key string, perMinute int) (ports.RateDecision, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.callTimeout)
 	defer cancel()
-	res, err := takeScript.Run(ctx, s.client, []string{s.RedisKey(key)}, perMinute, s.marginMS).Int64Slice()
+	sent := monoNow()
+	res, err := takeScript.Run(ctx, s.client, []string{s.RedisKey(key), s.flowVersionKey()}, perMinute, s.marginMS).Int64Slice()
 	if err != nil {
 		return ports.RateDecision{}, err
 	}
-	if len(res) != 2 || res[0] < 0 || res[0] > 1 || res[1] < 0 {
+	if len(res) != 3 || res[0] < 0 || res[0] > 1 || res[1] < 0 || res[2] < 0 {
 		return ports.RateDecision{}, errUnexpectedReply
 	}
+	s.observeFlowVersion(uint64(res[2]), sent)
 	if res[0] == 1 {
 		return ports.RateDecision{Allowed: true}, nil
 	}

@@ -124,6 +124,12 @@ func newGuardedReplica(t testing.TB, redisURL, base, mode string, extraEnv ...st
 	if err != nil {
 		t.Fatal(err)
 	}
+	// As the wiring does: the store's background loop (presence, and the
+	// stream of other replicas' flow marks) runs for the replica's life.
+	runCtx, stopRun := context.WithCancel(context.Background())
+	runDone := make(chan struct{})
+	go func() { defer close(runDone); store.Run(runCtx) }()
+	t.Cleanup(func() { stopRun(); <-runDone })
 	corpus, err := fs.OpenDocuments(fs.DocumentsConfig{Root: s.DocsRoot, Extensions: s.DocAllowedExtensions,
 		MaxReadBytes: int64(s.DocMaxBytes), MaxWriteBytes: int64(s.DocWriteMaxBytes), QuotaBytes: int64(s.DocWriteQuotaBytes)})
 	if err != nil {
@@ -298,8 +304,10 @@ func TestEgressGuardConfirmAcrossReplicas(t *testing.T) {
 
 // BenchmarkEgressBenignCallRedis is run_snippet (a counting runner) with
 // benign code long enough to fingerprint, on a replica whose marks live in
-// a real Redis, with the guard off and on: with Redis the check is one
-// round trip (the replica's own marks are asked first, in memory).
+// a real Redis, with the guard off and on, and with the rate limit off and
+// on (the default: one Redis round trip per call that the guard's own
+// freshness check rides on). The difference between off and refuse at the
+// same rate-limit setting is what the guard adds.
 func BenchmarkEgressBenignCallRedis(b *testing.B) {
 	redisURL, _ := startRedis(b)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -309,24 +317,27 @@ func BenchmarkEgressBenignCallRedis(b *testing.B) {
 	b.Cleanup(srv.Close)
 	alice := ports.Principal{Subject: "alice", Authenticated: true, AllScopes: true}
 	args := map[string]any{"code": "total = sum(range(100))\nprint('the weekly report is ready for the payments team', total)"}
-	for _, mode := range []string{"off", "refuse"} {
-		b.Run(mode, func(b *testing.B) {
-			r := newGuardedReplica(b, redisURL, srv.URL, mode, "ARROWHEAD_RATE_LIMIT_ENABLED", "false")
-			if _, err := r.app.Call(b.Context(), alice, "safe_fetch", map[string]any{"url": srv.URL + "/page"}); err != nil {
-				b.Fatal(err)
-			}
-			lat := make([]time.Duration, b.N)
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
-				start := time.Now()
-				if _, err := r.app.Call(b.Context(), alice, "run_snippet", args); err != nil {
+	for _, limit := range []string{"false", "true"} {
+		for _, mode := range []string{"off", "refuse"} {
+			b.Run("ratelimit="+limit+"/"+mode, func(b *testing.B) {
+				r := newGuardedReplica(b, redisURL, srv.URL, mode, "ARROWHEAD_RATE_LIMIT_ENABLED", limit,
+					"ARROWHEAD_RUN_SNIPPET_PER_MINUTE", "1000000", "ARROWHEAD_SAFE_FETCH_PER_MINUTE", "1000000")
+				if _, err := r.app.Call(b.Context(), alice, "safe_fetch", map[string]any{"url": srv.URL + "/page"}); err != nil {
 					b.Fatal(err)
 				}
-				lat[i] = time.Since(start)
-			}
-			b.StopTimer()
-			slices.Sort(lat)
-			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
-		})
+				lat := make([]time.Duration, b.N)
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					start := time.Now()
+					if _, err := r.app.Call(b.Context(), alice, "run_snippet", args); err != nil {
+						b.Fatal(err)
+					}
+					lat[i] = time.Since(start)
+				}
+				b.StopTimer()
+				slices.Sort(lat)
+				b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+			})
+		}
 	}
 }
