@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -498,9 +499,12 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 	}
 	res.Rows = make([][]any, 0, min(lim.MaxRows, rowBlock))
 	total := 0
-	// Rows are cut from blocks of cells rather than allocated one by one.
+	// Rows are cut from blocks of cells, and their text from blocks of
+	// bytes, rather than allocated one by one.
 	var cells []any
 	block := 2
+	var texts textArena
+	mapCap := mapLimit(lim.MaxCellBytes)
 	for rows.NextRow() {
 		if len(res.Rows) >= lim.MaxRows {
 			cutRows, early = true, true
@@ -515,41 +519,17 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 		row := cells[:ncols:ncols]
 		cells = cells[ncols:]
 		rowBytes, rowCut := 0, false
-		// The row's cells that will be mapped become one string, cut into
-		// each cell's text, rather than a string each: one allocation a row.
-		mapCap := mapLimit(lim.MaxCellBytes)
-		mapped := func(i int) bool { return i < len(raw) && raw[i] != nil && len(raw[i]) <= mapCap }
-		var b strings.Builder
-		n := 0
 		for i := range ncols {
-			if mapped(i) {
-				n += len(raw[i])
+			var raw1 []byte
+			if i < len(raw) {
+				raw1 = raw[i]
 			}
-		}
-		b.Grow(n)
-		for i := range ncols {
-			if mapped(i) {
-				b.Write(raw[i])
-			}
-		}
-		rowText, off := b.String(), 0
-		for i := range ncols {
 			var v any
 			var n int
 			var cut bool
-			if mapped(i) {
-				text := rowText[off : off+len(raw[i])]
-				off += len(raw[i])
-				if utf8.ValidString(text) {
-					v, n, cut = textCell(fds[i].DataTypeOID, text, lim.MaxCellBytes)
-				} else {
-					v, n, cut = cellValue(fds[i].DataTypeOID, raw[i], lim.MaxCellBytes)
-				}
+			if raw1 != nil && len(raw1) <= mapCap && utf8.Valid(raw1) {
+				v, n, cut = textCell(fds[i].DataTypeOID, texts.of(raw1), lim.MaxCellBytes)
 			} else {
-				var raw1 []byte
-				if i < len(raw) {
-					raw1 = raw[i]
-				}
 				v, n, cut = cellValue(fds[i].DataTypeOID, raw1, lim.MaxCellBytes)
 			}
 			row[i] = v
@@ -578,6 +558,35 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 // rowBlock is how many rows' cells collect allocates at once, and the
 // result's first capacity.
 const rowBlock = 32
+
+// textArenaBlock is the size of the blocks textArena copies cells' text
+// into; a longer text gets a string of its own.
+const textArenaBlock = 8 << 10
+
+// textArena makes strings of cells' text, many to one allocation: pgx
+// reuses a row's memory for the next, so each text must be copied, and a
+// 100-row result would otherwise cost a string per row or per cell. The
+// text is appended to a block and never written again, so a string made
+// over it with unsafe.String stays immutable, as strings must; a string
+// keeps its whole block alive, which only ever holds text of the same
+// result.
+type textArena struct{ buf []byte }
+
+func (a *textArena) of(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > cap(a.buf)-len(a.buf) {
+		if len(b) > textArenaBlock/4 {
+			return string(b)
+		}
+		// Small first, so a one-row answer stays small.
+		a.buf = make([]byte, 0, max(min(2*cap(a.buf), textArenaBlock), 512, len(b)))
+	}
+	start := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return unsafe.String(&a.buf[start], len(b))
+}
 
 // columnName returns a column name as valid UTF-8 of at most
 // MaxColumnNameBytes. It is otherwise raw: the caller sanitizes it.
@@ -632,7 +641,7 @@ func textCell(oid uint32, text string, maxBytes int) (v any, size int, cut bool)
 		return v, jsonSize(v), false
 	}
 	if size = jsonSize(v); size > maxBytes {
-		// A copy: text may share its memory with the rest of its row.
+		// A copy: text may share its memory with other cells.
 		s := strings.Clone(cutUTF8(text, maxBytes))
 		return s, len(s), true
 	}
