@@ -195,23 +195,29 @@ func (r *SQLRunner) run(ctx context.Context, sql string, args [][]byte, lim port
 
 // exchange runs the statement in one round trip: a single write carries
 //
-//	BEGIN READ ONLY; SELECT set_config(...) ...; the statement; Sync;
-//	ROLLBACK; Sync
+//	BEGIN READ ONLY; SELECT set_config(...) ...; the statement; ROLLBACK;
+//	Sync
 //
 // every message of it in the extended protocol, so the statement's Parse
 // holds exactly one statement, and its arguments travel only in its Bind.
-// The server answers them in order and stops at the first error until
-// the Sync: a BEGIN or a setting that fails means the statement never
-// runs. The ROLLBACK after the Sync runs whatever happened before it, so
-// nothing the statement did survives the call, not even a session-level
-// SET or set_config(..., false), which PostgreSQL reverts with the
-// transaction.
+// The server answers them in order, and an error makes it skip everything
+// up to the Sync: a BEGIN or a setting that fails means the statement
+// never runs. Whatever the statement did is rolled back, not even a
+// session-level SET or set_config(..., false) survives it, which
+// PostgreSQL reverts with the transaction: by the ROLLBACK when it
+// succeeds, and when anything failed, by a ROLLBACK sent once the failed
+// transaction is known (rollbackFailed), a second exchange only on that
+// path. A Sync between the statement and the ROLLBACK would spare that
+// exchange at the cost of every call: the server flushes at each Sync, and
+// reports the settings that changed (TimeZone) at each, so both ends do a
+// second read and write per call.
 //
 // With cache, the settings and the statement are named prepared
 // statements of the connection (stmtcache.go): the first call sends each
 // one's Parse (and a Describe) in the same write, ahead of its Bind, and
-// later calls send only Bind, Describe and Execute. Without, both go
-// unnamed, parsed every call.
+// later calls send only Bind, Describe and Execute; statements evicted
+// from the cache are closed at the start of the write, where nothing can
+// have failed yet. Without, both go unnamed, parsed every call.
 //
 // PostgreSQL (13 and later) starts a fresh statement timeout at each
 // protocol message after an Execute completes, so the timeout set by the
@@ -221,6 +227,13 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 	defer qcancel()
 	settings := sessionSQL(lim)
 	pl := conn.StartPipeline(qctx)
+	var stale []string
+	if cache != nil {
+		stale = cache.takeStale()
+		for _, name := range stale {
+			pl.SendDeallocate(name)
+		}
+	}
 	// All values in text, all results in text: nil format codes mean
 	// text for every one. No parameter types: the server infers each from
 	// its placeholder and parses the text as that type, exactly like a
@@ -243,21 +256,22 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 		}
 		pl.SendQueryPrepared(stmtName, args, nil, nil)
 	}
-	pl.SendPipelineSync()
 	pl.SendQueryParams("ROLLBACK", nil, nil, nil, nil)
-	if cache != nil {
-		for _, name := range cache.takeStale() {
-			pl.SendDeallocate(name)
-		}
-	}
 	pl.SendPipelineSync()
 	if err := pl.Flush(); err != nil {
 		_ = pl.Close()
 		return ports.SQLResult{}, err
 	}
+	for range stale {
+		if err = closed(pl); err != nil {
+			break
+		}
+	}
 	// BEGIN and the settings: their results are discarded; an error stops
 	// here, and Close below reads the rest.
-	err = discard(pl)
+	if err == nil {
+		err = discard(pl)
+	}
 	if err == nil && cache != nil && !setReady {
 		if err = prepared(pl); err == nil {
 			cache.add(settings, setName, true)
@@ -280,17 +294,43 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 	if err == nil {
 		res, err = readStatement(pl, lim, qcancel)
 	}
-	// Close reads what is left: the Sync, the ROLLBACK, the deallocations
-	// and the last Sync. Its error matters only when nothing failed
-	// before: then the result was read whole (or cut by a bound), and a
-	// failed ROLLBACK or a connection closed by the drain leaves a
-	// connection that is not idle, which the pool destroys on release
-	// (and its statements with it); the result stands.
+	// Close reads what is left: the ROLLBACK and the Sync. Its error
+	// matters only when nothing failed before: then the result was read
+	// whole (or cut by a bound), and a failed ROLLBACK or a connection
+	// closed by the drain leaves a connection that is not idle, which the
+	// pool destroys on release (and its statements with it); the result
+	// stands.
 	_ = pl.Close()
 	if err != nil {
+		rollbackFailed(qctx, conn)
 		return ports.SQLResult{}, err
 	}
 	return res, nil
+}
+
+// rollbackFailed ends the transaction an error left open: the server
+// skipped the pipeline's own ROLLBACK. Without it the pool would destroy
+// the connection, and on a shared backend (PGlite) hold everyone else's
+// statements behind it. When it cannot be sent (the deadline passed, the
+// connection is gone), the connection stays not idle and the pool
+// destroys it on release, which ends the transaction as surely.
+func rollbackFailed(ctx context.Context, conn *pgconn.PgConn) {
+	if conn.IsClosed() || conn.IsBusy() || conn.TxStatus() == 'I' {
+		return
+	}
+	_, _ = conn.ExecParams(ctx, "ROLLBACK", nil, nil, nil, nil).Close()
+}
+
+// closed reads a Deallocate's answer from pl.
+func closed(pl *pgconn.Pipeline) error {
+	out, err := pl.GetResults()
+	if err != nil {
+		return err
+	}
+	if _, ok := out.(*pgconn.CloseComplete); !ok {
+		return errPipeline
+	}
+	return nil
 }
 
 // prepared reads a Prepare's answer from pl.
