@@ -392,7 +392,10 @@ func readStatement(pl *pgconn.Pipeline, lim ports.SQLLimits, cancel context.Canc
 // settings that shape the text the values arrive in, whatever the role or
 // database defaults are. It is our own constant text plus numbers we
 // formatted; set_config(..., true) is SET LOCAL as one statement, which
-// the extended protocol requires.
+// the extended protocol requires. The calls are joined with || into one
+// column (each is evaluated: || needs both sides), so the answer to each
+// call is one short field rather than a column description and a value
+// per setting.
 func sessionSQL(lim ports.SQLLimits) string {
 	ms := lim.Timeout.Milliseconds()
 	ms = max(ms, 1) // 0 would disable the timeout
@@ -402,20 +405,20 @@ func sessionSQL(lim ports.SQLLimits) string {
 	b.WriteString(strconv.FormatInt(ms, 10))
 	b.WriteString("', true)")
 	if lim.TempFileBytes >= 0 {
-		b.WriteString(", set_config('temp_file_limit', '")
+		b.WriteString(" || set_config('temp_file_limit', '")
 		b.WriteString(strconv.FormatInt(kilobytes(lim.TempFileBytes, 0), 10))
 		b.WriteString("', true)")
 	}
 	if lim.WorkMemBytes >= 0 {
-		b.WriteString(", set_config('work_mem', '")
+		b.WriteString(" || set_config('work_mem', '")
 		b.WriteString(strconv.FormatInt(kilobytes(lim.WorkMemBytes, minWorkMemKB), 10))
 		b.WriteString("', true)")
 	}
-	b.WriteString(", set_config('DateStyle', 'ISO, MDY', true)" +
-		", set_config('IntervalStyle', 'postgres', true)" +
-		", set_config('TimeZone', 'UTC', true)" +
-		", set_config('bytea_output', 'hex', true)" +
-		", set_config('extra_float_digits', '1', true)")
+	b.WriteString(" || set_config('DateStyle', 'ISO, MDY', true)" +
+		" || set_config('IntervalStyle', 'postgres', true)" +
+		" || set_config('TimeZone', 'UTC', true)" +
+		" || set_config('bytea_output', 'hex', true)" +
+		" || set_config('extra_float_digits', '1', true)")
 	return b.String()
 }
 
