@@ -123,7 +123,9 @@ func WithHealthTimeout(d time.Duration) Option {
 // server whose backend is shared (PGlite) or on a pooler that keeps them
 // across clients; where a pooler loses them between calls (PgBouncer in
 // transaction mode without prepared-statement support), the runner
-// notices at the first miss and goes unnamed. Only the adapters' own
+// notices at the first miss and goes unnamed. A connection the pool
+// closes deallocates them first: PGlite's backend outlives it and would
+// keep them. Only the adapters' own
 // constant text without arguments (BEGIN, SET LOCAL, ROLLBACK) takes the
 // simple protocol.
 //
@@ -176,6 +178,7 @@ func NewPool(ctx context.Context, dsn string, opts ...Option) (*Pool, error) {
 	cc.StatementCacheCapacity = 0
 	cc.DescriptionCacheCapacity = descriptionCacheSize
 	cc.RuntimeParams["application_name"] = ApplicationName
+	cfg.BeforeClose = releaseStatements
 	p, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, ErrInvalidDSN

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -194,23 +195,29 @@ func (r *SQLRunner) run(ctx context.Context, sql string, args [][]byte, lim port
 
 // exchange runs the statement in one round trip: a single write carries
 //
-//	BEGIN READ ONLY; SELECT set_config(...) ...; the statement; Sync;
-//	ROLLBACK; Sync
+//	BEGIN READ ONLY; SELECT set_config(...) ...; the statement; ROLLBACK;
+//	Sync
 //
 // every message of it in the extended protocol, so the statement's Parse
 // holds exactly one statement, and its arguments travel only in its Bind.
-// The server answers them in order and stops at the first error until
-// the Sync: a BEGIN or a setting that fails means the statement never
-// runs. The ROLLBACK after the Sync runs whatever happened before it, so
-// nothing the statement did survives the call, not even a session-level
-// SET or set_config(..., false), which PostgreSQL reverts with the
-// transaction.
+// The server answers them in order, and an error makes it skip everything
+// up to the Sync: a BEGIN or a setting that fails means the statement
+// never runs. Whatever the statement did is rolled back, not even a
+// session-level SET or set_config(..., false) survives it, which
+// PostgreSQL reverts with the transaction: by the ROLLBACK when it
+// succeeds, and when anything failed, by a ROLLBACK sent once the failed
+// transaction is known (rollbackFailed), a second exchange only on that
+// path. A Sync between the statement and the ROLLBACK would spare that
+// exchange at the cost of every call: the server flushes at each Sync, and
+// reports the settings that changed (TimeZone) at each, so both ends do a
+// second read and write per call.
 //
 // With cache, the settings and the statement are named prepared
 // statements of the connection (stmtcache.go): the first call sends each
 // one's Parse (and a Describe) in the same write, ahead of its Bind, and
-// later calls send only Bind, Describe and Execute. Without, both go
-// unnamed, parsed every call.
+// later calls send only Bind, Describe and Execute; statements evicted
+// from the cache are closed at the start of the write, where nothing can
+// have failed yet. Without, both go unnamed, parsed every call.
 //
 // PostgreSQL (13 and later) starts a fresh statement timeout at each
 // protocol message after an Execute completes, so the timeout set by the
@@ -220,6 +227,13 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 	defer qcancel()
 	settings := sessionSQL(lim)
 	pl := conn.StartPipeline(qctx)
+	var stale []string
+	if cache != nil {
+		stale = cache.takeStale()
+		for _, name := range stale {
+			pl.SendDeallocate(name)
+		}
+	}
 	// All values in text, all results in text: nil format codes mean
 	// text for every one. No parameter types: the server infers each from
 	// its placeholder and parses the text as that type, exactly like a
@@ -242,21 +256,22 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 		}
 		pl.SendQueryPrepared(stmtName, args, nil, nil)
 	}
-	pl.SendPipelineSync()
 	pl.SendQueryParams("ROLLBACK", nil, nil, nil, nil)
-	if cache != nil {
-		for _, name := range cache.takeStale() {
-			pl.SendDeallocate(name)
-		}
-	}
 	pl.SendPipelineSync()
 	if err := pl.Flush(); err != nil {
 		_ = pl.Close()
 		return ports.SQLResult{}, err
 	}
+	for range stale {
+		if err = closed(pl); err != nil {
+			break
+		}
+	}
 	// BEGIN and the settings: their results are discarded; an error stops
 	// here, and Close below reads the rest.
-	err = discard(pl)
+	if err == nil {
+		err = discard(pl)
+	}
 	if err == nil && cache != nil && !setReady {
 		if err = prepared(pl); err == nil {
 			cache.add(settings, setName, true)
@@ -279,17 +294,43 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 	if err == nil {
 		res, err = readStatement(pl, lim, qcancel)
 	}
-	// Close reads what is left: the Sync, the ROLLBACK, the deallocations
-	// and the last Sync. Its error matters only when nothing failed
-	// before: then the result was read whole (or cut by a bound), and a
-	// failed ROLLBACK or a connection closed by the drain leaves a
-	// connection that is not idle, which the pool destroys on release
-	// (and its statements with it); the result stands.
+	// Close reads what is left: the ROLLBACK and the Sync. Its error
+	// matters only when nothing failed before: then the result was read
+	// whole (or cut by a bound), and a failed ROLLBACK or a connection
+	// closed by the drain leaves a connection that is not idle, which the
+	// pool destroys on release (and its statements with it); the result
+	// stands.
 	_ = pl.Close()
 	if err != nil {
+		rollbackFailed(qctx, conn)
 		return ports.SQLResult{}, err
 	}
 	return res, nil
+}
+
+// rollbackFailed ends the transaction an error left open: the server
+// skipped the pipeline's own ROLLBACK. Without it the pool would destroy
+// the connection, and on a shared backend (PGlite) hold everyone else's
+// statements behind it. When it cannot be sent (the deadline passed, the
+// connection is gone), the connection stays not idle and the pool
+// destroys it on release, which ends the transaction as surely.
+func rollbackFailed(ctx context.Context, conn *pgconn.PgConn) {
+	if conn.IsClosed() || conn.IsBusy() || conn.TxStatus() == 'I' {
+		return
+	}
+	_, _ = conn.ExecParams(ctx, "ROLLBACK", nil, nil, nil, nil).Close()
+}
+
+// closed reads a Deallocate's answer from pl.
+func closed(pl *pgconn.Pipeline) error {
+	out, err := pl.GetResults()
+	if err != nil {
+		return err
+	}
+	if _, ok := out.(*pgconn.CloseComplete); !ok {
+		return errPipeline
+	}
+	return nil
 }
 
 // prepared reads a Prepare's answer from pl.
@@ -351,7 +392,10 @@ func readStatement(pl *pgconn.Pipeline, lim ports.SQLLimits, cancel context.Canc
 // settings that shape the text the values arrive in, whatever the role or
 // database defaults are. It is our own constant text plus numbers we
 // formatted; set_config(..., true) is SET LOCAL as one statement, which
-// the extended protocol requires.
+// the extended protocol requires. The calls are joined with || into one
+// column (each is evaluated: || needs both sides), so the answer to each
+// call is one short field rather than a column description and a value
+// per setting.
 func sessionSQL(lim ports.SQLLimits) string {
 	ms := lim.Timeout.Milliseconds()
 	ms = max(ms, 1) // 0 would disable the timeout
@@ -361,20 +405,20 @@ func sessionSQL(lim ports.SQLLimits) string {
 	b.WriteString(strconv.FormatInt(ms, 10))
 	b.WriteString("', true)")
 	if lim.TempFileBytes >= 0 {
-		b.WriteString(", set_config('temp_file_limit', '")
+		b.WriteString(" || set_config('temp_file_limit', '")
 		b.WriteString(strconv.FormatInt(kilobytes(lim.TempFileBytes, 0), 10))
 		b.WriteString("', true)")
 	}
 	if lim.WorkMemBytes >= 0 {
-		b.WriteString(", set_config('work_mem', '")
+		b.WriteString(" || set_config('work_mem', '")
 		b.WriteString(strconv.FormatInt(kilobytes(lim.WorkMemBytes, minWorkMemKB), 10))
 		b.WriteString("', true)")
 	}
-	b.WriteString(", set_config('DateStyle', 'ISO, MDY', true)" +
-		", set_config('IntervalStyle', 'postgres', true)" +
-		", set_config('TimeZone', 'UTC', true)" +
-		", set_config('bytea_output', 'hex', true)" +
-		", set_config('extra_float_digits', '1', true)")
+	b.WriteString(" || set_config('DateStyle', 'ISO, MDY', true)" +
+		" || set_config('IntervalStyle', 'postgres', true)" +
+		" || set_config('TimeZone', 'UTC', true)" +
+		" || set_config('bytea_output', 'hex', true)" +
+		" || set_config('extra_float_digits', '1', true)")
 	return b.String()
 }
 
@@ -498,9 +542,12 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 	}
 	res.Rows = make([][]any, 0, min(lim.MaxRows, rowBlock))
 	total := 0
-	// Rows are cut from blocks of cells rather than allocated one by one.
+	// Rows are cut from blocks of cells, and their text from blocks of
+	// bytes, rather than allocated one by one.
 	var cells []any
 	block := 2
+	var texts textArena
+	mapCap := mapLimit(lim.MaxCellBytes)
 	for rows.NextRow() {
 		if len(res.Rows) >= lim.MaxRows {
 			cutRows, early = true, true
@@ -515,41 +562,17 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 		row := cells[:ncols:ncols]
 		cells = cells[ncols:]
 		rowBytes, rowCut := 0, false
-		// The row's cells that will be mapped become one string, cut into
-		// each cell's text, rather than a string each: one allocation a row.
-		mapCap := mapLimit(lim.MaxCellBytes)
-		mapped := func(i int) bool { return i < len(raw) && raw[i] != nil && len(raw[i]) <= mapCap }
-		var b strings.Builder
-		n := 0
 		for i := range ncols {
-			if mapped(i) {
-				n += len(raw[i])
+			var raw1 []byte
+			if i < len(raw) {
+				raw1 = raw[i]
 			}
-		}
-		b.Grow(n)
-		for i := range ncols {
-			if mapped(i) {
-				b.Write(raw[i])
-			}
-		}
-		rowText, off := b.String(), 0
-		for i := range ncols {
 			var v any
 			var n int
 			var cut bool
-			if mapped(i) {
-				text := rowText[off : off+len(raw[i])]
-				off += len(raw[i])
-				if utf8.ValidString(text) {
-					v, n, cut = textCell(fds[i].DataTypeOID, text, lim.MaxCellBytes)
-				} else {
-					v, n, cut = cellValue(fds[i].DataTypeOID, raw[i], lim.MaxCellBytes)
-				}
+			if raw1 != nil && len(raw1) <= mapCap && utf8.Valid(raw1) {
+				v, n, cut = textCell(fds[i].DataTypeOID, texts.of(raw1), lim.MaxCellBytes)
 			} else {
-				var raw1 []byte
-				if i < len(raw) {
-					raw1 = raw[i]
-				}
 				v, n, cut = cellValue(fds[i].DataTypeOID, raw1, lim.MaxCellBytes)
 			}
 			row[i] = v
@@ -578,6 +601,35 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 // rowBlock is how many rows' cells collect allocates at once, and the
 // result's first capacity.
 const rowBlock = 32
+
+// textArenaBlock is the size of the blocks textArena copies cells' text
+// into; a longer text gets a string of its own.
+const textArenaBlock = 8 << 10
+
+// textArena makes strings of cells' text, many to one allocation: pgx
+// reuses a row's memory for the next, so each text must be copied, and a
+// 100-row result would otherwise cost a string per row or per cell. The
+// text is appended to a block and never written again, so a string made
+// over it with unsafe.String stays immutable, as strings must; a string
+// keeps its whole block alive, which only ever holds text of the same
+// result.
+type textArena struct{ buf []byte }
+
+func (a *textArena) of(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > cap(a.buf)-len(a.buf) {
+		if len(b) > textArenaBlock/4 {
+			return string(b)
+		}
+		// Small first, so a one-row answer stays small.
+		a.buf = make([]byte, 0, max(min(2*cap(a.buf), textArenaBlock), 512, len(b)))
+	}
+	start := len(a.buf)
+	a.buf = append(a.buf, b...)
+	return unsafe.String(&a.buf[start], len(b))
+}
 
 // columnName returns a column name as valid UTF-8 of at most
 // MaxColumnNameBytes. It is otherwise raw: the caller sanitizes it.
@@ -632,7 +684,7 @@ func textCell(oid uint32, text string, maxBytes int) (v any, size int, cut bool)
 		return v, jsonSize(v), false
 	}
 	if size = jsonSize(v); size > maxBytes {
-		// A copy: text may share its memory with the rest of its row.
+		// A copy: text may share its memory with other cells.
 		s := strings.Clone(cutUTF8(text, maxBytes))
 		return s, len(s), true
 	}

@@ -1,6 +1,7 @@
 package postgres
 
-// One sql_query is one exchange with PostgreSQL. A TCP proxy between pgx
+// One sql_query is one exchange with PostgreSQL (a failing one, two: the
+// second ends its failed transaction). A TCP proxy between pgx
 // and the server reads the frontend protocol and counts the client's
 // turns: a turn is what the client sends before the server next answers.
 // The statement log (log_statement=all) would show the same but needs a
@@ -13,6 +14,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -182,15 +184,17 @@ func proxied(t testing.TB, dsn string) (*wireProxy, string) {
 }
 
 // The frontend traffic of one Query, all in one turn: BEGIN READ ONLY
-// (Parse/Bind/Describe/Execute), the settings and the statement, a Sync,
-// then ROLLBACK and its Sync. The settings and the statement are the
-// connection's prepared statements: the first call with a statement sends
-// its Parse and a Describe ahead of its Bind/Describe/Execute, later ones
-// only the Bind/Describe/Execute. The settings were prepared by the
-// connection's first call.
+// (Parse/Bind/Describe/Execute), the settings, the statement, ROLLBACK and
+// one Sync. The settings and the statement are the connection's prepared
+// statements: the first call with a statement sends its Parse and a
+// Describe ahead of its Bind/Describe/Execute, later ones only the
+// Bind/Describe/Execute. The settings were prepared by the connection's
+// first call. A call that fails has the server skip the ROLLBACK, and
+// sends it once more, alone, in a second turn.
 const (
-	firstExchange  = "PBDE" + "BDE" + "PD" + "BDE" + "S" + "PBDE" + "S"
-	repeatExchange = "PBDE" + "BDE" + "BDE" + "S" + "PBDE" + "S"
+	firstExchange    = "PBDE" + "BDE" + "PD" + "BDE" + "PBDE" + "S"
+	repeatExchange   = "PBDE" + "BDE" + "BDE" + "PBDE" + "S"
+	rollbackExchange = "PBDES"
 )
 
 func TestIntegrationQueryIsOneExchange(t *testing.T) {
@@ -225,12 +229,21 @@ func TestIntegrationQueryIsOneExchange(t *testing.T) {
 				} else if err != nil || len(res.Rows) != tc.rows {
 					t.Fatalf("query %d: %d rows, %v", i, len(res.Rows), err)
 				}
-				if turns := p.since(m, false); len(turns) != 1 || turns[0] != want {
-					t.Errorf("call %d: client turns = %q, want one turn %q", i, turns, want)
+				wantTurns := []string{want}
+				if tc.kind != "" {
+					wantTurns = append(wantTurns, rollbackExchange)
+				}
+				if turns := p.since(m, false); !slices.Equal(turns, wantTurns) {
+					t.Errorf("call %d: client turns = %q, want %q", i, turns, wantTurns)
 				}
 			}
-			// The connection came back idle and serves the next call.
+			// The connection came back idle and serves the next call: the
+			// same connection, whose settings are still prepared.
+			m := p.mark()
 			mustQuery(t, r, "select 2", defaultLimits)
+			if turns := p.since(m, false); !slices.Equal(turns, []string{firstExchange}) {
+				t.Errorf("next call: client turns = %q, want %q on the same connection", turns, firstExchange)
+			}
 		})
 	}
 }

@@ -99,18 +99,18 @@ func TestDatabaseDownIsUnavailable(t *testing.T) {
 }
 
 func TestSessionSQL(t *testing.T) {
-	const rest = ", set_config('DateStyle', 'ISO, MDY', true), set_config('IntervalStyle', 'postgres', true), set_config('TimeZone', 'UTC', true), set_config('bytea_output', 'hex', true), set_config('extra_float_digits', '1', true)"
+	const rest = " || set_config('DateStyle', 'ISO, MDY', true) || set_config('IntervalStyle', 'postgres', true) || set_config('TimeZone', 'UTC', true) || set_config('bytea_output', 'hex', true) || set_config('extra_float_digits', '1', true)"
 	tests := []struct {
 		lim  ports.SQLLimits
 		want string
 	}{
-		{ports.SQLLimits{Timeout: 300 * time.Millisecond}, "'300', true), set_config('temp_file_limit', '0', true), set_config('work_mem', '64', true)"},
-		{ports.SQLLimits{Timeout: 10 * time.Second, TempFileBytes: 64 << 20, WorkMemBytes: 16 << 20}, "'10000', true), set_config('temp_file_limit', '65536', true), set_config('work_mem', '16384', true)"},
-		{ports.SQLLimits{Timeout: 1500 * time.Microsecond, TempFileBytes: 1, WorkMemBytes: 1 << 60}, "'1', true), set_config('temp_file_limit', '1', true), set_config('work_mem', '2147483647', true)"},
+		{ports.SQLLimits{Timeout: 300 * time.Millisecond}, "'300', true) || set_config('temp_file_limit', '0', true) || set_config('work_mem', '64', true)"},
+		{ports.SQLLimits{Timeout: 10 * time.Second, TempFileBytes: 64 << 20, WorkMemBytes: 16 << 20}, "'10000', true) || set_config('temp_file_limit', '65536', true) || set_config('work_mem', '16384', true)"},
+		{ports.SQLLimits{Timeout: 1500 * time.Microsecond, TempFileBytes: 1, WorkMemBytes: 1 << 60}, "'1', true) || set_config('temp_file_limit', '1', true) || set_config('work_mem', '2147483647', true)"},
 		// never 0, which would disable the timeout; negative limits leave
 		// the role's settings alone
 		{ports.SQLLimits{Timeout: time.Microsecond, TempFileBytes: -1, WorkMemBytes: -1}, "'1', true)"},
-		{ports.SQLLimits{Timeout: 1000 * time.Hour, TempFileBytes: 1025, WorkMemBytes: -1}, "'2147483647', true), set_config('temp_file_limit', '2', true)"},
+		{ports.SQLLimits{Timeout: 1000 * time.Hour, TempFileBytes: 1025, WorkMemBytes: -1}, "'2147483647', true) || set_config('temp_file_limit', '2', true)"},
 	}
 	for _, tt := range tests {
 		if got, want := sessionSQL(tt.lim), "SELECT set_config('statement_timeout', "+tt.want+rest; got != want {

@@ -1,12 +1,15 @@
 package postgres
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -106,6 +109,44 @@ func (c *stmtCache) drop(text string) {
 func (c *stmtCache) reset() {
 	clear(c.byText)
 	c.stale = nil
+}
+
+// releaseTimeout bounds releaseStatements, which runs as the pool closes
+// a connection.
+const releaseTimeout = 200 * time.Millisecond
+
+// releaseStatements deallocates the statements the runner prepared on
+// conn, in one exchange, as the pool closes it. PostgreSQL drops them with
+// the connection's backend anyway; PGlite's one backend outlives every
+// connection and would keep them until it restarts, 33 more for each
+// connection the pool replaces. A connection that is busy, inside a
+// transaction or already gone answers with an error, which changes
+// nothing: it is being closed.
+func releaseStatements(conn *pgx.Conn) {
+	pc := conn.PgConn()
+	c, ok := pc.CustomData()[stmtCacheKey].(*stmtCache)
+	if !ok || pc.IsClosed() || pc.IsBusy() || pc.TxStatus() != 'I' {
+		return
+	}
+	names := c.takeStale()
+	for _, e := range c.byText {
+		names = append(names, e.name)
+	}
+	c.reset()
+	if len(names) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	pl := pc.StartPipeline(ctx)
+	for _, name := range names {
+		pl.SendDeallocate(name)
+	}
+	pl.SendPipelineSync()
+	// Close reads the answers of a flushed pipeline (one left unflushed it
+	// drops with the connection).
+	_ = pl.Flush()
+	_ = pl.Close()
 }
 
 // takeStale returns the names to deallocate now.

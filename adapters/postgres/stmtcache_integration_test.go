@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // TestIntegrationPreparedStatementLost drops the connection's prepared
@@ -81,5 +82,42 @@ func TestIntegrationPreparedStatementsAreBounded(t *testing.T) {
 	}
 	if n != stmtCacheSize+1 {
 		t.Errorf("%d statements prepared on the connection, want %d and the settings", n, stmtCacheSize)
+	}
+}
+
+// TestIntegrationClosedConnectionReleasesItsStatements closes a pool whose
+// connection holds the runner's statements: they are deallocated, in one
+// turn of Close messages and a Sync, before the connection goes (on
+// PGlite, whose one backend outlives every connection, they would stay).
+func TestIntegrationClosedConnectionReleasesItsStatements(t *testing.T) {
+	db := requireDB(t)
+	p, dsn := proxied(t, db.roDSN)
+	pool, err := NewPool(context.Background(), dsn, WithMaxConns(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := NewSQLRunner(pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustQuery(t, r, "select 1", defaultLimits)
+	mustQuery(t, r, "select 2", defaultLimits)
+	m := p.mark()
+	pool.Close()
+	// The settings and both statements.
+	want := []string{"CCCS"}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		got := p.since(m, true)
+		if len(got) > 0 && got[len(got)-1] == "X" {
+			got = got[:len(got)-1]
+		}
+		if slices.Equal(got, want) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("client turns while closing = %q, want %q then Terminate", p.since(m, true), want)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -130,15 +130,28 @@ func rowsReply(res ports.SQLResult) *catalog.Reply[sqlQueryOutput] {
 	for i, c := range res.Columns {
 		cols[i] = content.SanitizeString(c)
 	}
+	// The sanitized rows are cut from one block of cells: the runner's
+	// rows are left as they are, since its result may be shared.
+	n := 0
+	for _, r := range res.Rows {
+		n += len(r)
+	}
+	cells := make([]any, n)
 	rows := make([][]any, len(res.Rows))
 	for i, r := range res.Rows {
-		row := make([]any, len(r))
+		row := cells[:len(r):len(r)]
+		cells = cells[len(r):]
 		for j, v := range r {
 			row[j] = sanitizeValue(v)
 		}
 		rows[i] = row
 	}
-	body, _ := json.Marshal(map[string]any{"columns": cols, "rows": rows})
+	// A struct rather than a map: the same JSON (encoding/json writes a
+	// map's keys sorted, which is this order), without building the map.
+	body, _ := json.Marshal(struct {
+		Columns []string `json:"columns"`
+		Rows    [][]any  `json:"rows"`
+	}{cols, rows})
 	framed := content.Frame(string(body), content.NewSource("sql", "query", "json", body))
 	return catalog.Answer(sqlQueryOutput{
 		Columns:   cols,
@@ -155,6 +168,11 @@ func rowsReply(res ports.SQLResult) *catalog.Reply[sqlQueryOutput] {
 func sanitizeValue(v any) any {
 	switch t := v.(type) {
 	case string:
+		if plainASCII(t) {
+			// The commonest cell: returned as it is, not copied and
+			// boxed again.
+			return v
+		}
 		return content.SanitizeString(t)
 	case []any:
 		out := make([]any, len(t))
@@ -175,4 +193,16 @@ func sanitizeValue(v any) any {
 		return out
 	}
 	return v
+}
+
+// plainASCII reports whether s is printable ASCII (space to tilde) only,
+// which content.SanitizeString returns unchanged: it has no control,
+// escape, invisible or non-NFC character and no byte-order mark.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
