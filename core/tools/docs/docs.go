@@ -70,14 +70,15 @@ type corpus struct {
 	scanner    *security.Scanner
 }
 
-// redact is the secret scanner's line-keeping redaction of a file the
-// search matched (see search.Request.Redact), or the file as it is without
-// a scanner or with ARROWHEAD_REDACT_READS=false.
-func (c *corpus) redact(text string) string {
+// redactor is the secret scanner's line-keeping redaction of a file the
+// search matched (see search.Request.Redact), or nil without a scanner or
+// with ARROWHEAD_REDACT_READS=false: nothing is redacted, and the answer
+// says nothing of secrets.
+func (c *corpus) redactor() func(string) string {
 	if c.scanner == nil || !c.settings.RedactReads {
-		return text
+		return nil
 	}
-	return c.scanner.RedactLines(text)
+	return c.scanner.RedactLines
 }
 
 // Document formats.
