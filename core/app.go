@@ -400,7 +400,7 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 		// egress guard's marks describe what the caller receives.
 		r = a.redactResult(r)
 		if r.NeedInput != nil {
-			a.egress.carryAcceptance(verdict, r.NeedInput)
+			a.egress.carryAcceptance(ctx, verdict, r.NeedInput)
 			result = r
 			return nil
 		}
