@@ -401,7 +401,7 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 			return err
 		}
 		if r.NeedInput != nil {
-			a.egress.carryAcceptance(verdict, r.NeedInput)
+			a.egress.carryAcceptance(ctx, verdict, r.NeedInput)
 			result = r
 			return nil
 		}

@@ -316,7 +316,7 @@ func (a *App) integrityResource() catalog.ResourceSpec {
 	return catalog.ResourceSpec{
 		Name:        "integrity",
 		URI:         IntegrityURI,
-		Description: "SHA-256 digest of the enabled tools' names, descriptions, schemas and annotations; pin it to detect a changed tool surface.",
+		Description: "SHA-256 digest of the enabled tools' names, descriptions, schemas and annotations (a tool disabled for everyone, statically or by a live kill rule, is left out); pin it to detect a changed tool surface.",
 		MimeType:    "application/json",
 		Handler: func(ctx context.Context, _ catalog.ResourceCall) ([]catalog.ResourceContent, error) {
 			digest, names := a.Integrity()
@@ -330,12 +330,14 @@ func (a *App) integrityResource() catalog.ResourceSpec {
 }
 
 // Integrity returns the hex sha256 over the canonical JSON of every enabled
-// tool's semantic surface, and the tool names it covers.
+// tool's semantic surface, and the tool names it covers. A tool is enabled
+// unless ARROWHEAD_DISABLED_TOOLS (SetDisabled) or a live kill rule for
+// everyone takes it out; rules for one caller do not change the digest.
 func (a *App) Integrity() (string, []string) {
 	var surface []map[string]any
 	var names []string
 	for _, t := range a.Tools() {
-		if a.disabled(t.Spec.Name()) {
+		if a.disabled(t.Spec.Name()) || a.killedForEveryone(a.toolTarget(t.Spec.Name())) {
 			continue
 		}
 		surface = append(surface, ToolSurface(t.Spec))

@@ -243,15 +243,16 @@ func (g *egressGuard) check(ctx context.Context, p ports.Principal, tool string,
 		return v, catalog.Refuse(catalog.KindEgressGuard, msg+msgEgressNoElicit)
 	}
 	sum := sha256.Sum256(raw)
+	// parts[1] is the caller's key: the shared seals are kept under it.
 	v.parts = []string{"egress-confirm", callerKey(p), tool, hex.EncodeToString(sum[:])}
 	now := time.Now()
-	if inner, ok := g.acceptedState(now, call.InputState, v.parts); ok {
+	if inner, ok := g.acceptedState(ctx, now, call.InputState, v.parts); ok {
 		call.InputState = inner
 		v.confirmed = true
 		return v, nil
 	}
 	if ans, answered := call.Inputs[EgressConfirmInputID]; answered {
-		if !g.seal.Open(now, call.InputState, append(v.parts, "ask")...) {
+		if !g.openShared(ctx, callerKey(p), now, call.InputState, append(v.parts, "ask")) {
 			return v, catalog.Refuse(catalog.KindEgressDeclined, msgEgressStale)
 		}
 		if ok, _ := ans.Content["confirm"].(bool); ans.Action != "accept" || !ok {
@@ -265,20 +266,20 @@ func (g *egressGuard) check(ctx context.Context, p ports.Principal, tool string,
 		ID:      EgressConfirmInputID,
 		Message: fmt.Sprintf(msgEgressAsk, what),
 		Schema:  egressConfirmSchema(),
-		State:   g.seal.Seal(now, append(v.parts, "ask")...),
+		State:   g.sealShared(ctx, callerKey(p), now, append(v.parts, "ask")),
 	}
 	return v, catalog.Refuse(catalog.KindEgressConfirm, "The call is waiting for the user's confirmation.")
 }
 
 // acceptedState unwraps an input state that carries the guard's acceptance
 // for parts, returning the tool's own state behind it.
-func (g *egressGuard) acceptedState(now time.Time, state string, parts []string) (string, bool) {
+func (g *egressGuard) acceptedState(ctx context.Context, now time.Time, state string, parts []string) (string, bool) {
 	rest, ok := strings.CutPrefix(state, confirmedStatePrefix)
 	if !ok {
 		return "", false
 	}
 	seal, inner, ok := strings.Cut(rest, "|")
-	if !ok || !g.seal.Open(now, seal, append(parts, "accepted")...) {
+	if !ok || !g.openShared(ctx, parts[1], now, seal, append(parts, "accepted")) {
 		return "", false
 	}
 	return inner, true
@@ -286,11 +287,11 @@ func (g *egressGuard) acceptedState(now time.Time, state string, parts []string)
 
 // carryAcceptance wraps the tool's own input request state so its retry
 // still carries the user's acceptance.
-func (g *egressGuard) carryAcceptance(v egressVerdict, need *catalog.InputRequest) {
+func (g *egressGuard) carryAcceptance(ctx context.Context, v egressVerdict, need *catalog.InputRequest) {
 	if !v.confirmed || need == nil {
 		return
 	}
-	need.State = confirmedStatePrefix + g.seal.Seal(time.Now(), append(v.parts, "accepted")...) + "|" + need.State
+	need.State = confirmedStatePrefix + g.sealShared(ctx, v.parts[1], time.Now(), append(v.parts, "accepted")) + "|" + need.State
 }
 
 // observe is the outbound half: it labels what a component returned and

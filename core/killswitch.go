@@ -138,25 +138,50 @@ func (a *App) killedBy(p ports.Principal, t killTarget) bool {
 		if (r.Caller != "" && r.Caller != caller && r.Caller != subject) || !r.Active(now) {
 			continue
 		}
-		switch {
-		case r.Tool != "":
-			if slices.Contains(t.names, r.Tool) {
-				return true
-			}
-		case r.Family == ports.EgressFamily:
-			if t.egress {
-				return true
-			}
-		case r.Family != "":
-			if t.family != "" && string(t.family) == r.Family {
-				return true
-			}
-		default:
-			// A caller-only rule: everything, for that caller.
+		if killRule(r).takes(t) {
 			return true
 		}
 	}
 	return false
+}
+
+// killedForEveryone reports whether a live rule that names no caller takes
+// target out of service: the tool is then no longer part of the enabled
+// surface the integrity digest covers, as with ARROWHEAD_DISABLED_TOOLS.
+// A rule for one caller (an operator's, a canary trip) leaves the digest
+// alone: the digest is the deployment's, one value for every caller.
+func (a *App) killedForEveryone(t killTarget) bool {
+	rules := a.liveRules.Load()
+	if rules == nil {
+		return false
+	}
+	now := a.clock.Now()
+	for _, r := range *rules {
+		if r.Caller == "" && r.Active(now) && killRule(r).takes(t) {
+			return true
+		}
+	}
+	return false
+}
+
+// killRule is a rule as it is matched against a component.
+type killRule ports.KillRule
+
+// takes reports whether the rule's target part (tool, family, egress, or
+// everything for a caller-only rule) covers t; whom it names is checked
+// by the caller.
+func (r killRule) takes(t killTarget) bool {
+	switch {
+	case r.Tool != "":
+		return slices.Contains(t.names, r.Tool)
+	case r.Family == ports.EgressFamily:
+		return t.egress
+	case r.Family != "":
+		return t.family != "" && string(t.family) == r.Family
+	default:
+		// A caller-only rule: everything, for that caller.
+		return true
+	}
 }
 
 // toolTarget is a tool as the kill switch sees it.

@@ -380,3 +380,46 @@ func BenchmarkKillStage(b *testing.B) {
 		}
 	}
 }
+
+// TestKillRulesForEveryoneChangeTheIntegrityDigest: a live rule that takes
+// a tool, a family or every egress tool out for everyone leaves those tools
+// out of the integrity digest, exactly as ARROWHEAD_DISABLED_TOOLS does,
+// and the digest returns when the rule is lifted; a rule for one caller
+// leaves the deployment's digest alone.
+func TestKillRulesForEveryoneChangeTheIntegrityDigest(t *testing.T) {
+	static := func(disabled string) string {
+		f := newKillFixture(t, map[string]string{"ARROWHEAD_DISABLED_TOOLS": disabled}, nil)
+		d, _ := f.app.Integrity()
+		return d
+	}
+	full, noEcho, noFetch, none := static(""), static("echo"), static("fetchy"), static("echo,fetchy")
+	for _, tc := range []struct {
+		name string
+		rule ports.KillRule
+		want string
+	}{
+		{"a tool for everyone", ports.KillRule{Tool: "echo"}, noEcho},
+		{"egress for everyone", ports.KillRule{Family: ports.EgressFamily}, noFetch},
+		{"a family", ports.KillRule{Family: "core"}, none},
+		{"another family", ports.KillRule{Family: "docs"}, full},
+		{"a tool for one caller", ports.KillRule{Tool: "echo", Caller: "alice"}, full},
+		{"a caller", ports.KillRule{Caller: "alice"}, full},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newKillFixture(t, nil, nil)
+			r, err := f.app.ThrowKill(t.Context(), ports.Operator(), tc.rule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := f.app.Integrity(); got != tc.want {
+				t.Errorf("digest under the rule %s, want %s", got, tc.want)
+			}
+			if _, err := f.app.LiftKill(t.Context(), ports.Operator(), r.ID); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := f.app.Integrity(); got != full {
+				t.Errorf("digest after the lift %s, want %s", got, full)
+			}
+		})
+	}
+}

@@ -64,6 +64,9 @@ func scanRecord(row scanner, namespace string) (ports.MemoryRecord, error) {
 
 // Store implements ports.MemoryBackend.
 func (m *MemoryStore) Store(ctx context.Context, owner string, w ports.MemoryWrite, lim ports.MemoryLimits) (ports.MemoryRecord, bool, error) {
+	if err := m.s.carry(ctx, owner); err != nil {
+		return ports.MemoryRecord{}, false, err
+	}
 	var out ports.MemoryRecord
 	var created bool
 	ok := OwnerKey(owner)
@@ -171,6 +174,9 @@ func setUsed(ctx context.Context, tx *Tx, owner []byte, used int64) error {
 // readNamespace returns the records of namespace, oldest first (limit 0:
 // all of them).
 func (m *MemoryStore) readNamespace(ctx context.Context, owner, namespace string, limit int) ([]ports.MemoryRecord, error) {
+	if err := m.s.carry(ctx, owner); err != nil {
+		return nil, err
+	}
 	var out []ports.MemoryRecord
 	if limit <= 0 {
 		limit = -1
@@ -225,6 +231,9 @@ func (m *MemoryStore) Search(ctx context.Context, owner, namespace, query string
 // Delete implements ports.MemoryBackend. It runs on a full disk too
 // (Store.Delete), so a caller can free space.
 func (m *MemoryStore) Delete(ctx context.Context, owner, namespace, id string) error {
+	if err := m.s.carry(ctx, owner); err != nil {
+		return err
+	}
 	ok := OwnerKey(owner)
 	return m.s.Delete(ctx, func(tx *Tx) error {
 		r, err := scanRecord(tx.QueryRowContext(ctx, "SELECT "+recordColumns+" FROM mem_record WHERE owner = ? AND ns = ? AND id = ?",
@@ -262,6 +271,9 @@ func (m *MemoryStore) Delete(ctx context.Context, owner, namespace, id string) e
 // KVSet implements ports.MemoryBackend. Expired keys are purged first, so
 // they never count against ARROWHEAD_KV_MAX_KEYS.
 func (m *MemoryStore) KVSet(ctx context.Context, owner string, e ports.KVEntry, lim ports.MemoryLimits) error {
+	if err := m.s.carry(ctx, owner); err != nil {
+		return err
+	}
 	ok := OwnerKey(owner)
 	return m.s.Write(ctx, func(tx *Tx) error {
 		var one int
@@ -295,6 +307,9 @@ func (m *MemoryStore) KVSet(ctx context.Context, owner string, e ports.KVEntry, 
 
 // KVGet implements ports.MemoryBackend.
 func (m *MemoryStore) KVGet(ctx context.Context, owner, key string, now time.Time) (ports.KVEntry, error) {
+	if err := m.s.carry(ctx, owner); err != nil {
+		return ports.KVEntry{}, err
+	}
 	var out ports.KVEntry
 	err := m.s.Read(ctx, func(tx *Tx) error {
 		var value []byte
@@ -322,6 +337,9 @@ func (m *MemoryStore) KVGet(ctx context.Context, owner, key string, now time.Tim
 // KVDelete implements ports.MemoryBackend. Like Delete, it runs on a full
 // disk too (Store.Delete).
 func (m *MemoryStore) KVDelete(ctx context.Context, owner, key string) error {
+	if err := m.s.carry(ctx, owner); err != nil {
+		return err
+	}
 	ok := OwnerKey(owner)
 	return m.s.Delete(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM kv WHERE owner = ? AND key = ?", ok, key)

@@ -18,6 +18,7 @@ var migrations = []string{
 	memorySchema,
 	tasksSchema,
 	vectorSchema,
+	carrySchema,
 }
 
 // schemaVersion is PRAGMA user_version of the layout this build writes.

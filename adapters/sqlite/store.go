@@ -123,6 +123,12 @@ type Config struct {
 	// under which Health reports degraded (ARROWHEAD_DATA_MIN_FREE_BYTES);
 	// 0 checks none.
 	MinFreeBytes int64
+	// TokenIssuer is the one issuer the server accepts tokens from; when
+	// set, a token caller's data stored under its bare subject before
+	// principals were keyed by issuer is carried over to its key on its
+	// first access (carry.go). Empty carries nothing: a program that
+	// names its own callers by bare subject leaves it so.
+	TokenIssuer string
 }
 
 // Store is the open store file. See the package documentation for its
@@ -143,6 +149,12 @@ type Store struct {
 
 	checkMu sync.Mutex       // guards checked
 	checked map[string]error // lazyChecked tables checked in this process
+	// carryPrefix starts the keys whose legacy data is carried over
+	// ("iss=<TokenIssuer> sub="), empty for none; carried holds the keys
+	// this process found carried over already.
+	carryPrefix string
+	carryIssuer string
+	carried     sync.Map
 	// fault is the store's own error that refused the last batch (an
 	// I/O error, a read-only file), nil once a batch commits: Health
 	// reports it.
@@ -203,6 +215,9 @@ func Open(cfg Config) (*Store, error) {
 		size = DefaultReserveBytes
 	}
 	s := &Store{w: w, path: path, turn: t, minFree: cfg.MinFreeBytes, reserve: reserve{path: path + ReserveSuffix, size: size}}
+	if cfg.TokenIssuer != "" {
+		s.carryPrefix, s.carryIssuer = ports.TokenKeyPrefix+cfg.TokenIssuer+" sub=", cfg.TokenIssuer
+	}
 	s.ws.db = w
 	err = s.prepare()
 	if err != nil && s.reserve.held() && s.lowOnRoom() {

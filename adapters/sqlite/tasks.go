@@ -296,6 +296,9 @@ func (r *TaskRegistry) lookup(ctx context.Context, tx *Tx, owner, id string, now
 
 // Start implements ports.TaskRegistry.
 func (r *TaskRegistry) Start(ctx context.Context, nt ports.NewTask) (ports.Task, error) {
+	if err := r.s.carry(ctx, nt.Principal.Key()); err != nil {
+		return ports.Task{}, err
+	}
 	work, ok := r.workers[nt.Kind]
 	if !ok || nt.Kind == ports.TaskKindTimer {
 		return ports.Task{}, ports.ErrNoWorker
@@ -450,6 +453,9 @@ func (r *TaskRegistry) finish(ctx context.Context, task ports.Task, result []byt
 
 // Schedule implements ports.TaskRegistry.
 func (r *TaskRegistry) Schedule(ctx context.Context, nt ports.NewTimer) (ports.Task, error) {
+	if err := r.s.carry(ctx, nt.Principal.Key()); err != nil {
+		return ports.Task{}, err
+	}
 	if r.isClosed() {
 		return ports.Task{}, taskrules.ErrRegistryClosed
 	}
@@ -474,6 +480,9 @@ func (r *TaskRegistry) Schedule(ctx context.Context, nt ports.NewTimer) (ports.T
 
 // Get implements ports.TaskRegistry.
 func (r *TaskRegistry) Get(ctx context.Context, owner, id string) (ports.Task, error) {
+	if err := r.s.carry(ctx, owner); err != nil {
+		return ports.Task{}, err
+	}
 	var task ports.Task
 	err := r.s.Read(ctx, func(tx *Tx) error {
 		var err error
@@ -488,6 +497,9 @@ func (r *TaskRegistry) Get(ctx context.Context, owner, id string) (ports.Task, e
 
 // List implements ports.TaskRegistry.
 func (r *TaskRegistry) List(ctx context.Context, owner string, limit int) ([]ports.Task, bool, error) {
+	if err := r.s.carry(ctx, owner); err != nil {
+		return nil, false, err
+	}
 	var tasks []ports.Task
 	err := r.s.Read(ctx, func(tx *Tx) error {
 		all, err := readTasks(ctx, tx, "SELECT id, record FROM task WHERE owner = ?", OwnerKey(owner))
@@ -513,6 +525,9 @@ func (r *TaskRegistry) List(ctx context.Context, owner string, limit int) ([]por
 // Cancel implements ports.TaskRegistry. The work of a cancelled task ends
 // at once when it runs in this process, within watchPoll in another.
 func (r *TaskRegistry) Cancel(ctx context.Context, owner, id string) (ports.Task, error) {
+	if err := r.s.carry(ctx, owner); err != nil {
+		return ports.Task{}, err
+	}
 	var task ports.Task
 	now := r.now()
 	// A cancel stops work and grows nothing: it runs on a full disk too

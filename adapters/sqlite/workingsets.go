@@ -57,6 +57,9 @@ func putSet(ctx context.Context, tx *Tx, owner []byte, name string, items []port
 
 // Get implements ports.WorkingSets.
 func (w *WorkingSets) Get(ctx context.Context, owner, name string) (ports.WorkingSet, error) {
+	if err := w.s.carry(ctx, owner); err != nil {
+		return ports.WorkingSet{}, err
+	}
 	var items []ports.WorkingSetItem
 	err := w.s.Read(ctx, func(tx *Tx) error {
 		got, found, err := getSet(ctx, tx, OwnerKey(owner), name)
@@ -77,6 +80,9 @@ func (w *WorkingSets) Get(ctx context.Context, owner, name string) (ports.Workin
 
 // Pin implements ports.WorkingSets.
 func (w *WorkingSets) Pin(ctx context.Context, owner, name string, add []ports.WorkingSetItem) (ports.WorkingSet, error) {
+	if err := w.s.carry(ctx, owner); err != nil {
+		return ports.WorkingSet{}, err
+	}
 	var merged []ports.WorkingSetItem
 	ok := OwnerKey(owner)
 	err := w.s.Write(ctx, func(tx *Tx) error {
@@ -117,6 +123,9 @@ func (w *WorkingSets) Pin(ctx context.Context, owner, name string, add []ports.W
 // Unpin implements ports.WorkingSets. It only shrinks a set, so it runs
 // on a full disk too (Store.Delete).
 func (w *WorkingSets) Unpin(ctx context.Context, owner, name string, keys []ports.WorkingSetItem) (ports.WorkingSet, error) {
+	if err := w.s.carry(ctx, owner); err != nil {
+		return ports.WorkingSet{}, err
+	}
 	var kept []ports.WorkingSetItem
 	ok := OwnerKey(owner)
 	err := w.s.Delete(ctx, func(tx *Tx) error {
@@ -139,6 +148,9 @@ func (w *WorkingSets) Unpin(ctx context.Context, owner, name string, keys []port
 // Delete implements ports.WorkingSets. It runs on a full disk too
 // (Store.Delete).
 func (w *WorkingSets) Delete(ctx context.Context, owner, name string) error {
+	if err := w.s.carry(ctx, owner); err != nil {
+		return err
+	}
 	return w.s.Delete(ctx, func(tx *Tx) error {
 		res, err := tx.ExecContext(ctx, "DELETE FROM ws_set WHERE owner = ? AND name = ?", OwnerKey(owner), name)
 		if err != nil {

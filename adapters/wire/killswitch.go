@@ -57,7 +57,8 @@ var ErrNoSharedBoard = errors.New("no shared kill-switch board: set ARROWHEAD_RE
 
 // KillSwitch assembles what `arrowhead kill` needs: an App over the shared
 // board the settings name, with no family served, writing its audit lines
-// to auditW; close the returned Runtime after use.
+// to auditW and to the configured OpenTelemetry log export; close the
+// returned Runtime after use (that flushes the export).
 func KillSwitch(ctx context.Context, s *settings.Settings, auditW io.Writer) (_ *Runtime, err error) {
 	rt := &Runtime{Settings: s}
 	defer func() {
@@ -80,12 +81,14 @@ func KillSwitch(ctx context.Context, s *settings.Settings, auditW io.Writer) (_ 
 	if board == nil {
 		return nil, ErrNoSharedBoard
 	}
-	tel, err := telemetry.Setup(ctx, telemetry.Config{ServiceName: s.OTelServiceName, Version: Version})
+	// The throw or lift is audited as a server's calls are: a JSON line to
+	// auditW and, with export configured, an OpenTelemetry log record to
+	// the deployment's collector.
+	tel, bridge, err := rt.openTelemetry(ctx, s, false)
 	if err != nil {
 		return nil, err
 	}
-	rt.closers = append(rt.closers, tel.Shutdown)
-	sink := telemetry.NewAuditSink(auditW)
+	sink := telemetry.NewAuditSink(auditW, bridge...)
 	rt.Audit = sink
 	rt.closers = append(rt.closers, func(context.Context) error { return sink.Sync() })
 	rt.App, err = core.New(core.Deps{

@@ -23,7 +23,9 @@ func (rt *Runtime) sharedStore(ctx context.Context, s *settings.Settings) (*sqli
 	if rt.shared != nil {
 		return rt.shared, nil
 	}
-	store, err := sqlite.Open(sqlite.Config{Dir: s.DataDir, MinFreeBytes: int64(s.DataMinFreeBytes)})
+	// TokenIssuer lets a token caller find what it stored under its bare
+	// subject before principals were keyed by issuer (sqlite carry.go).
+	store, err := sqlite.Open(sqlite.Config{Dir: s.DataDir, MinFreeBytes: int64(s.DataMinFreeBytes), TokenIssuer: s.Issuer()})
 	if err != nil {
 		if errors.Is(err, sqlite.ErrCorrupt) || errors.Is(err, sqlite.ErrNewer) {
 			return nil, err // both name ARROWHEAD_DATA_DIR

@@ -122,27 +122,9 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if logW == nil {
 		logW = io.Discard
 	}
-	tel, err := telemetry.Setup(ctx, telemetry.Config{
-		ServiceName:  s.OTelServiceName,
-		OTLPEndpoint: s.OTelExporterOTLPEndpoint,
-		OTLPHeaders:  s.OTelExporterOTLPHeaders,
-		Version:      Version,
-		Prometheus:   s.MetricsAddr != "",
-	})
+	tel, bridge, err := rt.openTelemetry(ctx, s, s.MetricsAddr != "")
 	if err != nil {
-		if errors.Is(err, telemetry.ErrInvalidHeaders) {
-			return nil, fmt.Errorf("ARROWHEAD_OTEL_EXPORTER_OTLP_HEADERS: %w", err)
-		}
-		return nil, fmt.Errorf("ARROWHEAD_OTEL_EXPORTER_OTLP_ENDPOINT: %w", err)
-	}
-	// Closers run last to first: the logs are synced before the exporters
-	// flush and stop, so the last lines are exported too.
-	rt.closers = append(rt.closers, tel.Shutdown)
-	// With export on, audit and operator lines are also OpenTelemetry log
-	// records, correlated with the call's span.
-	var bridge []telemetry.LogOption
-	if lp := tel.LoggerProvider(); lp != nil {
-		bridge = append(bridge, telemetry.WithLoggerProvider(lp))
+		return nil, err
 	}
 	if rt.Logger, err = telemetry.NewLogger(logW, "info", bridge...); err != nil {
 		return nil, fmt.Errorf("starting the operator log: %w", err)

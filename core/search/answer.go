@@ -37,11 +37,19 @@ func (r Report) Answer(label, noun string, v Vars) (text, marker string) {
 	return r.Summary(noun, v) + "\n" + framed.Text, framed.Marker
 }
 
+// SecretsNote ends the summary of every search that redacted secrets
+// before matching (Report.SecretsRedacted): grep on the raw files finds
+// lines such a search cannot, and the answer must not claim otherwise. It
+// is one fixed sentence, said whether or not this search met a secret,
+// because anything that varied with the query would let a caller guess a
+// secret one character at a time.
+const SecretsNote = "Secret values are redacted before matching, so text inside one is never found; this is said of every search, whether or not it met a secret."
+
 // Summary says in words what was searched and, when a bound cut the
 // search short, which one, how far the search got, and how to narrow it or
 // which variable raises the bound. "No matches." stands alone only when
 // every admitted file was searched. noun names the files ("files",
-// "documents").
+// "documents"). A search that redacted secrets ends with SecretsNote.
 func (r Report) Summary(noun string, v Vars) string {
 	var b strings.Builder
 	of := r.ofListed(noun)
@@ -108,6 +116,9 @@ func (r Report) Summary(noun string, v Vars) string {
 			parts = append(parts, strconv.Itoa(sk.Gone)+" changed, gone or unreadable when read")
 		}
 		b.WriteString(" Passed over " + count(sk.Total(), noun) + ": " + strings.Join(parts, ", ") + ".")
+	}
+	if r.SecretsRedacted {
+		b.WriteString(" " + SecretsNote)
 	}
 	return b.String()
 }

@@ -44,6 +44,9 @@ type Request struct {
 	// the file is matched again as redacted, so a snippet never shows a
 	// secret, not even a line of one that only the lines around it make
 	// recognisable, and a search for a secret finds its placeholder only.
+	// Nil when nothing is redacted (no scanner, or
+	// ARROWHEAD_REDACT_READS=false): the report then makes no claim
+	// about secrets.
 	Redact func(string) string
 }
 
@@ -81,6 +84,13 @@ type Report struct {
 	Limits Limits
 	// Prefix is the request's prefix.
 	Prefix string
+	// SecretsRedacted is true when the request redacted secrets before
+	// matching (Request.Redact was set), so text inside a secret value
+	// is never found. It is set for every such search, whether or not a
+	// secret was met: a flag or a count that followed the query into the
+	// secrets would answer "does the secret start with this?" one guess
+	// at a time.
+	SecretsRedacted bool
 }
 
 // Complete reports that every admitted file was searched to its end: no
@@ -137,7 +147,7 @@ func Search(ctx context.Context, req Request) (Report, error) {
 		return Report{}, errors.New("search: nil store or matcher")
 	}
 	lim := req.Limits.withDefaults()
-	rep := Report{Limits: lim, Prefix: req.Prefix, Result: Result{Matches: []Match{}}}
+	rep := Report{Limits: lim, Prefix: req.Prefix, Result: Result{Matches: []Match{}}, SecretsRedacted: req.Redact != nil}
 	ctx, stop := context.WithTimeoutCause(ctx, lim.Deadline, errDeadline)
 	defer stop()
 	inner, cancel := context.WithCancel(ctx)

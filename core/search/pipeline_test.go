@@ -384,3 +384,45 @@ func TestSearchFailsClosedOnAuthorizerError(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// TestRedactedSearchSaysSo is the gap a grep oracle shows: a file holding
+// a key and a comment naming its prefix has two lines grep finds for the
+// prefix; a search that redacts before matching finds one, and its summary
+// must say that text inside a secret is never found. The sentence is the
+// same for a query that follows the secret and one that does not (or a
+// caller could guess the key a character at a time), and a search that
+// redacts nothing makes no claim.
+func TestRedactedSearchSaysSo(t *testing.T) {
+	s := newMemStore(map[string]string{
+		"key.go": "// AKIA keys are AWS access keys\nconst key = \"AKIAIOSFODNN7EXAMPLE\"\n",
+	})
+	redact := func(t string) string { return strings.ReplaceAll(t, "AKIAIOSFODNN7EXAMPLE", "[REDACTED:aws:1]") }
+	run := func(q string, redact func(string) string) (Report, string) {
+		rep, err := Search(t.Context(), Request{Store: s, Allow: allowAll, Matcher: mustMatcher(t, q, false, MatcherOptions{}),
+			Limits: Limits{Deadline: time.Minute}, Redact: redact})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep, rep.Summary("files", RepoVars(false))
+	}
+	raw, rawText := run("AKIA", nil)
+	if len(raw.Matches) != 2 || raw.SecretsRedacted || strings.Contains(rawText, SecretsNote) {
+		t.Fatalf("unredacted: %d matches, %q", len(raw.Matches), rawText)
+	}
+	rep, text := run("AKIA", redact)
+	if len(rep.Matches) != 1 || rep.Matches[0].Line != 1 {
+		t.Fatalf("redacted: matches %+v", rep.Matches)
+	}
+	if !rep.SecretsRedacted || text != "1 match. Searched the one file. "+SecretsNote {
+		t.Errorf("redacted: %q", text)
+	}
+	// A right guess at the key and a wrong one read alike.
+	right, rightText := run("AKIAIOSF", redact)
+	wrong, wrongText := run("AKIAXXXX", redact)
+	if rightText != wrongText || right.SecretsRedacted != wrong.SecretsRedacted || len(right.Matches) != 0 {
+		t.Errorf("a guess shows: %q vs %q", rightText, wrongText)
+	}
+	if want := "No matches. Searched the one file. " + SecretsNote; rightText != want {
+		t.Errorf("got %q, want %q", rightText, want)
+	}
+}

@@ -300,6 +300,45 @@ func TestEgressGuardConfirmAcrossReplicas(t *testing.T) {
 			t.Fatalf("%s: err %v, %d webhook posts", tc.action, err, hookHits.Load())
 		}
 	}
+
+	// Asked on A, answered on B: the answer holds there (the states the
+	// guard seals are kept in the shared flow store), once accepted the
+	// call is sent, a decline is a decline, not a stale state; and a state
+	// no replica issued is still refused as stale.
+	for _, tc := range []struct {
+		action   string
+		wantSent int32
+	}{{"decline", 1}, {"accept", 2}} {
+		res, err := a.app.Call(t.Context(), alice, "notify_webhook", args, caps)
+		if err != nil || res.NeedInput == nil {
+			t.Fatalf("%s on A: %v %+v, want a confirmation request", tc.action, err, res)
+		}
+		ans := map[string]catalog.InputAnswer{core.EgressConfirmInputID: {Action: tc.action, Content: map[string]any{"confirm": tc.action == "accept"}}}
+		_, err = b.app.Call(t.Context(), alice, "notify_webhook", args, caps, core.WithInputs(ans, res.NeedInput.State))
+		if (err == nil) != (tc.action == "accept") || hookHits.Load() != tc.wantSent {
+			t.Fatalf("%s answered on B: err %v, %d webhook posts", tc.action, err, hookHits.Load())
+		}
+		if te, _ := catalog.AsToolError(err); err != nil && strings.Contains(te.Message, "expired") {
+			t.Fatalf("a decline answered on B was taken for a stale state: %v", err)
+		}
+	}
+	res, err := a.app.Call(t.Context(), alice, "notify_webhook", args, caps)
+	if err != nil || res.NeedInput == nil {
+		t.Fatalf("ask: %v", err)
+	}
+	forged := res.NeedInput.State[:len(res.NeedInput.State)-1] + "x"
+	accept := map[string]catalog.InputAnswer{core.EgressConfirmInputID: {Action: "accept", Content: map[string]any{"confirm": true}}}
+	if _, err := b.app.Call(t.Context(), alice, "notify_webhook", args, caps, core.WithInputs(accept, forged)); err == nil || hookHits.Load() != 2 {
+		t.Fatalf("a state no replica issued was accepted: %v", err)
+	}
+	// Another caller, held for the same text, cannot use alice's state.
+	mallory := ports.Principal{Subject: "mallory", Authenticated: true, AllScopes: true}
+	if _, err := a.app.Call(t.Context(), mallory, "safe_fetch", map[string]any{"url": srv.URL + "/page"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.app.Call(t.Context(), mallory, "notify_webhook", args, caps, core.WithInputs(accept, res.NeedInput.State)); err == nil || hookHits.Load() != 2 {
+		t.Fatalf("another caller used alice's confirmation: %v", err)
+	}
 }
 
 // BenchmarkEgressBenignCallRedis is run_snippet (a counting runner) with

@@ -1,12 +1,20 @@
 package integration_test
 
 import (
+	"bytes"
 	"context"
+	"net/http/httptest"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
+	"github.com/arrowhead-go/arrowhead/adapters/telemetry"
+	"github.com/arrowhead-go/arrowhead/adapters/telemetry/telemetrytest"
+	"github.com/arrowhead-go/arrowhead/adapters/wire"
+	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/ports"
 	"github.com/arrowhead-go/arrowhead/ports/portstest"
 )
@@ -68,5 +76,47 @@ func TestRedisKillBoardReloadsAfterReconnecting(t *testing.T) {
 	rules, err := b.List(t.Context())
 	if err != nil || len(rules) != 1 || rules[0].ID != "while-away" {
 		t.Fatalf("after reconnecting: %+v %v", rules, err)
+	}
+}
+
+// TestKillCommandAuditsThroughTheConfiguredSink: the runtime `arrowhead
+// kill` uses audits a throw and a lift as a server does: a JSON line on
+// its audit writer and, with OpenTelemetry export configured, an audit log
+// record at the deployment's collector, flushed when the command ends.
+func TestKillCommandAuditsThroughTheConfiguredSink(t *testing.T) {
+	url, _ := startRedis(t)
+	col := &telemetrytest.Collector{}
+	srv := httptest.NewServer(col)
+	t.Cleanup(srv.Close)
+	s := coretest.Settings(t, map[string]string{"ARROWHEAD_REDIS_URL": url, "ARROWHEAD_OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL})
+	var lines bytes.Buffer
+	ctx := context.Background()
+	rt, err := wire.KillSwitch(ctx, s, &lines)
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := ports.Principal{Subject: "ops-cli", Authenticated: true}
+	rule, err := rt.App.ThrowKill(ctx, by, ports.KillRule{Tool: "calculate", Reason: "audit test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.App.LiftKill(ctx, by, rule.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(lines.String(), `"component":"killswitch"`); n != 2 {
+		t.Errorf("%d audit lines on the writer:\n%s", n, lines.String())
+	}
+	var names []string
+	for _, r := range col.LogRecords() {
+		a := telemetrytest.AttrMap(r.GetAttributes())
+		if r.GetBody().GetStringValue() == telemetry.AuditMessage && a[telemetry.FieldComponent] == "killswitch" && a["subject"] == "ops-cli" {
+			names = append(names, a[telemetry.FieldName])
+		}
+	}
+	if !slices.Equal(names, []string{"throw", "lift"}) {
+		t.Fatalf("audit records at the collector: %v (of %d records)", names, len(col.LogRecords()))
 	}
 }

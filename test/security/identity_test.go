@@ -17,6 +17,8 @@ import (
 // memory, a kv entry, a working set and a timer; a token principal whose
 // sub is "local-operator", on a server over the same data directory, sees
 // none of them, and the operator sees none of the token's.
+// A token caller's data stored the old way, under its bare subject, is
+// carried over to its issuer-qualified key; the operator's never is.
 func TestTokenNamedLikeTheOperatorOwnsNothingOfIt(t *testing.T) {
 	base := t.TempDir()
 	coretest.WriteFiles(t, base, map[string]string{"docs/a.md": "# a\n", "repo/x.go": "package x\n", "sandbox/s.txt": "s\n"})
@@ -50,14 +52,21 @@ func TestTokenNamedLikeTheOperatorOwnsNothingOfIt(t *testing.T) {
 	mustCall(rt, op, "kv_set", map[string]any{"key": "deploy", "value": "operator value"})
 	mustCall(rt, op, "workingset_update", map[string]any{"name": "mine", "action": "pin", "items": []any{map[string]any{"kind": "doc", "identifier": "a.md"}}})
 	mustCall(rt, op, "task_schedule", map[string]any{"delay_seconds": 3600})
+	// A token caller as builds before issuer-keyed principals stored it:
+	// under its bare subject.
+	scopes := []string{"memory:read", "memory:write", "context:read", "context:write", "tasks:read", "tasks:write"}
+	legacyBob := ports.NewPrincipal("bob", scopes...)
+	mustCall(rt, legacyBob, "memory_store", map[string]any{"namespace": "ops", "content": "bob memory"})
+	mustCall(rt, legacyBob, "kv_set", map[string]any{"key": "deploy", "value": "bob value"})
 	_ = rt.Close(context.Background())
 
 	// The same data directory, reopened as a server would be for HTTP; the
 	// principal is what the bearer verifier builds for a token whose sub
 	// claims the operator's name.
+	env["ARROWHEAD_OAUTH_ISSUER"] = "https://idp.example"
 	rt = open()
 	t.Cleanup(func() { _ = rt.Close(context.Background()) })
-	token := ports.NewPrincipal(ports.OperatorSubject, "memory:read", "memory:write", "context:read", "context:write", "tasks:read", "tasks:write")
+	token := ports.NewPrincipal(ports.OperatorSubject, scopes...)
 	token.Issuer = "https://idp.example"
 	if token.Key() == op.Key() {
 		t.Fatal("a token principal has the operator's key")
@@ -77,6 +86,17 @@ func TestTokenNamedLikeTheOperatorOwnsNothingOfIt(t *testing.T) {
 	}
 	if out := mustCall(rt, token, "task_list", map[string]any{}); len(out["tasks"].([]any)) != 0 {
 		t.Errorf("the token lists the operator's tasks: %s", mustJSON(t, out))
+	}
+
+	// bob's token finds what it stored before (carried over to its key);
+	// the operator's subject is never carried.
+	bob := ports.NewPrincipal("bob", scopes...)
+	bob.Issuer = "https://idp.example"
+	if out := mustCall(rt, bob, "kv_get", map[string]any{"key": "deploy"}); !strings.Contains(mustJSON(t, out), "bob value") {
+		t.Errorf("bob's kv entry was not carried over: %s", mustJSON(t, out))
+	}
+	if out := mustCall(rt, bob, "memory_list", map[string]any{"namespace": "ops"}); !strings.Contains(mustJSON(t, out), `"caller":"bob"`) {
+		t.Errorf("bob's memory was not carried over: %s", mustJSON(t, out))
 	}
 
 	// The token's own data is its own, and the operator's is still there.

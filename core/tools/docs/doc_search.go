@@ -35,6 +35,10 @@ type docSearchOutput struct {
 	Untrusted     bool          `json:"untrusted" description:"Always true."`
 	Regex         bool          `json:"regex" description:"Whether the query ran as a pattern."`
 	FilesExcluded int           `json:"files_excluded" description:"Listed documents not searched (not authorized, over the size limit or unreadable)." minimum:"0" maximum:"$count"`
+
+	// SecretsRedacted says in the structure what the text's last
+	// sentence says (search.SecretsNote).
+	SecretsRedacted bool `json:"secrets_redacted" description:"True when secret values were redacted before matching: text inside a secret is never found, so grep on the raw documents may find more lines. Set for every such search, whether or not it met a secret."`
 }
 
 // docSearch defines doc_search; "$query" is the family's
@@ -70,7 +74,7 @@ func (c *corpus) search(ctx context.Context, call catalog.Call, in docSearchInpu
 		Allow:   c.allowFunc(call.Principal, ports.ActionSearch),
 		Matcher: m,
 		Limits:  c.config.Search,
-		Redact:  c.redact,
+		Redact:  c.redactor(),
 	})
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -103,6 +107,7 @@ func (c *corpus) search(ctx context.Context, call catalog.Call, in docSearchInpu
 		}
 		out.Matches = append(out.Matches, searchMatch{Path: m.Path, Line: m.Line, Column: m.Column, Snippet: m.Snippet})
 	}
+	out.SecretsRedacted = rep.SecretsRedacted
 	text, marker := rep.Answer("corpus", "documents", search.DocVars)
 	out.Marker = marker
 	return catalog.Answer(out, text), nil

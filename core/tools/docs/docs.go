@@ -153,14 +153,15 @@ func newCorpus(c Config, p Ports) *corpus {
 		confirmSeal: catalog.NewInputSeal(confirmTTL)}
 }
 
-// redact is the secret scanner's line-keeping redaction of a file the
-// search matched (see search.Request.Redact), or the file as it is without
-// a scanner or with ARROWHEAD_REDACT_READS=false.
-func (c *corpus) redact(text string) string {
+// redactor is the secret scanner's line-keeping redaction of a file the
+// search matched (see search.Request.Redact), or nil without a scanner or
+// with ARROWHEAD_REDACT_READS=false: nothing is redacted, and the answer
+// says nothing of secrets.
+func (c *corpus) redactor() func(string) string {
 	if c.scanner == nil || !c.config.RedactReads {
-		return text
+		return nil
 	}
-	return c.scanner.RedactLines(text)
+	return c.scanner.RedactLines
 }
 
 // Document formats.

@@ -34,6 +34,10 @@ type codeSearchOutput struct {
 	Regex         bool        `json:"regex" description:"Whether the query ran as a pattern."`
 	Marker        string      `json:"marker" description:"The untrusted-data marker framing the matches in the text answer."`
 	Untrusted     bool        `json:"untrusted" description:"Always true."`
+
+	// SecretsRedacted says in the structure what the text's last
+	// sentence says (search.SecretsNote).
+	SecretsRedacted bool `json:"secrets_redacted" description:"True when secret values were redacted before matching: text inside a secret is never found, so grep on the raw files may find more lines. Set for every such search, whether or not it met a secret."`
 }
 
 // codeSearch defines code_search; "$query" is the family's
@@ -74,7 +78,7 @@ func (t *tree) search(ctx context.Context, call catalog.Call, in codeSearchInput
 		Allow:   t.allowFunc(call.Principal, ports.ActionSearch),
 		Matcher: m,
 		Limits:  limits,
-		Redact:  t.redact,
+		Redact:  t.redactor(),
 	})
 	if err != nil {
 		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
@@ -96,6 +100,7 @@ func (t *tree) search(ctx context.Context, call catalog.Call, in codeSearchInput
 	for _, hit := range rep.Matches {
 		out.Matches = append(out.Matches, codeMatch{Path: hit.Path, Line: hit.Line, Column: hit.Column, Snippet: hit.Snippet})
 	}
+	out.SecretsRedacted = rep.SecretsRedacted
 	text, marker := rep.Answer("repository", "files", search.RepoVars(in.UseRegex))
 	out.Marker = marker
 	return catalog.Answer(out, text), nil

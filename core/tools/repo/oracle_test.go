@@ -15,6 +15,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 )
 
@@ -161,6 +162,11 @@ func TestCodeSearchAtDefaultsEqualsGrep(t *testing.T) {
 				if n := res.Structured()["files_listed"].(int); n > total || (!capped && n != total) {
 					t.Errorf("%q: files_listed %d, the oracle lists %d", q, n, total)
 				}
+				// Redaction is on, as it is by default: every answer says
+				// so, in the text and the structure.
+				if !strings.HasSuffix(head(text), " "+search.SecretsNote) || res.Structured()["secrets_redacted"] != true {
+					t.Errorf("%q: the redaction is not stated: %v\n%s", q, res.Structured()["secrets_redacted"], head(text))
+				}
 				tr := res.Structured()["truncated"].([]any)
 				switch {
 				case capped:
@@ -180,7 +186,7 @@ func TestCodeSearchAtDefaultsEqualsGrep(t *testing.T) {
 					if len(tr) != 0 || res.Structured()["complete"] != true {
 						t.Errorf("%q: cut short: %v", q, tr)
 					}
-					if len(want) == 0 && !strings.HasPrefix(text, "No matches. Searched all "+thousands(len(listed))+" files.\n") {
+					if len(want) == 0 && !strings.HasPrefix(text, "No matches. Searched all "+thousands(len(listed))+" files. "+search.SecretsNote+"\n") {
 						t.Errorf("%q: %s", q, head(text))
 					}
 				}
@@ -230,4 +236,40 @@ func thousands(n int) string {
 		s = s[:i] + "," + s[i:]
 	}
 	return s
+}
+
+// TestCodeSearchSaysWhatRedactionHides: a repository holding an AWS key
+// and a comment naming its prefix. grep finds both lines for "AKIA";
+// code_search, which redacts before matching, finds the comment only, so
+// its answer must say that text inside a secret is never found, in the
+// text and the structure. grep still agrees on every line outside the
+// secret. A right guess at the key reads exactly as a wrong one, and with
+// ARROWHEAD_REDACT_READS=false the search finds both lines and makes no
+// claim.
+func TestCodeSearchSaysWhatRedactionHides(t *testing.T) {
+	files := map[string]string{"key.go": "package key\n\n// AKIA prefixes an AWS access key id.\nconst key = \"AKIAZ4QW7NRT3XKPLM2C\"\n"}
+	e := newEnv(t, "", nil, files, nil)
+	grepHits, _ := grepFiles(t, e.root, "AKIA", []string{"key.go"})
+	if len(grepHits) != 2 {
+		t.Fatalf("grep: %v", grepHits)
+	}
+	res := e.ok(t, "code_search", map[string]any{"query": "AKIA"})
+	ms := res.Structured()["matches"].([]any)
+	if len(ms) != 1 || fmt.Sprintf("key.go:%d", ms[0].(map[string]any)["line"]) != grepHits[0] {
+		t.Fatalf("matches %v, grep %v", ms, grepHits)
+	}
+	if want := "1 match. Searched the one file. " + search.SecretsNote; head(res.Text) != want || res.Structured()["secrets_redacted"] != true {
+		t.Errorf("got %q (secrets_redacted %v), want %q", head(res.Text), res.Structured()["secrets_redacted"], want)
+	}
+	right := e.ok(t, "code_search", map[string]any{"query": "AKIAZ4QW"})
+	wrong := e.ok(t, "code_search", map[string]any{"query": "AKIAZ4QX"})
+	if head(right.Text) != head(wrong.Text) || len(right.Structured()["matches"].([]any)) != 0 {
+		t.Errorf("a guess shows: %q vs %q", head(right.Text), head(wrong.Text))
+	}
+
+	off := newEnv(t, "", map[string]string{"ARROWHEAD_REDACT_READS": "false"}, files, nil)
+	res = off.ok(t, "code_search", map[string]any{"query": "AKIA"})
+	if n := len(res.Structured()["matches"].([]any)); n != 2 || strings.Contains(res.Text, search.SecretsNote) || res.Structured()["secrets_redacted"] != false {
+		t.Errorf("redaction off: %d matches, %q", n, head(res.Text))
+	}
 }

@@ -114,14 +114,15 @@ func newTree(c Config, p Ports) *tree {
 	return &tree{config: c, store: p.Repo, authorizer: p.Authorizer, tagger: p.Tagger, scanner: p.Scanner}
 }
 
-// redact is the secret scanner's line-keeping redaction of a file the
-// search matched (see search.Request.Redact), or the file as it is without
-// a scanner or with ARROWHEAD_REDACT_READS=false.
-func (t *tree) redact(text string) string {
+// redactor is the secret scanner's line-keeping redaction of a file the
+// search matched (see search.Request.Redact), or nil without a scanner or
+// with ARROWHEAD_REDACT_READS=false: nothing is redacted, and the answer
+// says nothing of secrets.
+func (t *tree) redactor() func(string) string {
 	if t.scanner == nil || !t.config.RedactReads {
-		return text
+		return nil
 	}
-	return t.scanner.RedactLines(text)
+	return t.scanner.RedactLines
 }
 
 func (t *tree) allowed(ctx context.Context, p ports.Principal, action ports.Action, rel string) bool {

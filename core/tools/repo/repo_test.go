@@ -19,6 +19,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
+	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/repo"
 	"github.com/arrowhead-go/arrowhead/policies"
@@ -60,7 +61,12 @@ func newEnv(t testing.TB, root string, vars map[string]string, files map[string]
 	if err != nil {
 		t.Fatal(err)
 	}
-	app, err := core.New(coretest.Deps(s, pol, repo.Family.With(repo.Ports{Repo: store, Authorizer: pol, Tagger: tagger})))
+	// The process scanner, shared with the family as the server wires
+	// it, so searches redact before matching as they do in production.
+	scanner := security.NewRandomScanner().WithKnown(s.SecretValues()...)
+	deps := coretest.Deps(s, pol, repo.Family.With(repo.Ports{Repo: store, Authorizer: pol, Tagger: tagger, Scanner: scanner}))
+	deps.Scanner = scanner
+	app, err := core.New(deps)
 	if err != nil {
 		t.Fatal(err)
 	}
