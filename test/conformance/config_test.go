@@ -62,8 +62,15 @@ func TestEveryVariableFromTheSeed(t *testing.T) {
 			t.Errorf("%s default = %q, seed says %q", name, got, want.def)
 		}
 	}
+	// A tool's own ceiling is declared by its definition, and its row is
+	// generated from there (core/settings/ceilings.go): a new tool adds no
+	// extension by hand.
+	generated := map[string]bool{}
+	for _, c := range settings.ToolCeilings() {
+		generated[c.Var] = true
+	}
 	for _, name := range settings.Names() {
-		if _, ok := seed[name]; !ok && !slices.Contains(settings.Extensions, name) {
+		if _, ok := seed[name]; !ok && !generated[name] && !slices.Contains(settings.Extensions, name) {
 			t.Errorf("%s is defined but neither in the seed's reference nor a declared extension", name)
 		}
 	}
