@@ -62,13 +62,7 @@ func TestEveryVariableFromTheSeed(t *testing.T) {
 			t.Errorf("%s default = %q, seed says %q", name, got, want.def)
 		}
 	}
-	// A tool's own ceiling is declared by its definition, and its row is
-	// generated from there (core/settings/ceilings.go): a new tool adds no
-	// extension by hand.
-	generated := map[string]bool{}
-	for _, c := range settings.ToolCeilings() {
-		generated[c.Var] = true
-	}
+	generated := generatedCeilings()
 	for _, name := range settings.Names() {
 		if _, ok := seed[name]; !ok && !generated[name] && !slices.Contains(settings.Extensions, name) {
 			t.Errorf("%s is defined but neither in the seed's reference nor a declared extension", name)
@@ -87,7 +81,7 @@ func TestVariablesSitInTheSeedsSections(t *testing.T) {
 	for _, d := range settings.Docs() {
 		want, ok := seed[d.Name]
 		if !ok {
-			if !d.Extension {
+			if !d.Extension && !generatedCeilings()[d.Name] {
 				t.Errorf("%s is not in the seed, so it must be a declared extension", d.Name)
 			}
 			continue
@@ -114,4 +108,15 @@ func TestVariablesSitInTheSeedsSections(t *testing.T) {
 	if !slices.Equal(ours, theirs) {
 		t.Errorf("the sections come in the order\n%q\nthe seed orders them\n%q", ours, theirs)
 	}
+}
+
+// generatedCeilings are the tools' own ceilings: each is declared by its
+// tool's definition and its row generated from there
+// (core/settings/ceilings.go), so a new tool adds no extension by hand.
+func generatedCeilings() map[string]bool {
+	out := map[string]bool{}
+	for _, c := range settings.ToolCeilings() {
+		out[c.Var] = true
+	}
+	return out
 }
