@@ -125,9 +125,9 @@ func WithHealthTimeout(d time.Duration) Option {
 // transaction mode without prepared-statement support), the runner
 // notices at the first miss and goes unnamed. A connection the pool
 // closes deallocates them first: PGlite's backend outlives it and would
-// keep them. Only the adapters' own
-// constant text without arguments (BEGIN, SET LOCAL, ROLLBACK) takes the
-// simple protocol.
+// keep them. The SQL runner sends its BEGIN, settings and ROLLBACK in the
+// same extended-protocol pipeline as the statement; only the other
+// adapters' constant text without arguments may take the simple protocol.
 //
 // It connects lazily, keeps idle connections for reuse, closes one that
 // comes back closed, busy or inside a transaction, and is safe for
