@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -68,7 +69,22 @@ func main() {
 	flag.BoolVar(&o.compare, "compare", false, "serve guarded and bare calculate in-process and compare them")
 	flag.IntVar(&o.rounds, "rounds", 4, "alternating rounds per side in -compare mode")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	mutexprofile := flag.String("mutexprofile", "", "write a mutex contention profile of the whole run to this file")
+	blockprofile := flag.String("blockprofile", "", "write a blocking profile of the whole run to this file")
 	flag.Parse()
+	for _, p := range []struct {
+		path, name string
+		enable     func()
+	}{
+		{*mutexprofile, "mutex", func() { runtime.SetMutexProfileFraction(1) }},
+		{*blockprofile, "block", func() { runtime.SetBlockProfileRate(int(time.Microsecond)) }},
+	} {
+		if p.path == "" {
+			continue
+		}
+		p.enable()
+		defer writeProfile(p.name, p.path)
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		if err != nil {
@@ -85,6 +101,21 @@ func main() {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
+	}
+}
+
+// writeProfile writes the named runtime profile (mutex or block
+// contention: what a CPU profile cannot show) to path.
+func writeProfile(name, path string) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = pprof.Lookup(name).WriteTo(f, 0)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
 	}
 }
 
