@@ -153,16 +153,6 @@ func storeRefusal(err error) error {
 	return err
 }
 
-// listed lists the files under prefix, at most ARROWHEAD_REPO_SEARCH_MAX_FILES
-// of them (the per-walk cap of every repo tool).
-func (t *tree) listed(ctx context.Context, prefix string) ([]ports.FileInfo, bool, error) {
-	files, truncated, err := t.store.List(ctx, prefix, t.config.MaxFiles)
-	if err != nil {
-		return nil, false, storeRefusal(err)
-	}
-	return files, truncated, nil
-}
-
 // firstListing is the smallest listing eachCandidate starts from.
 const firstListing = 64
 
