@@ -50,27 +50,15 @@ func (a *App) scanArgs(args map[string]any, schema *catalog.Schema) (canaryHit, 
 	return canaryHit{}, false
 }
 
-func (a *App) scanValue(v any) (string, bool) {
-	switch t := v.(type) {
-	case string:
-		return a.canaries.Match(t)
-	case []any:
-		for _, e := range t {
-			if id, ok := a.scanValue(e); ok {
-				return id, true
-			}
+// scanValue looks for a canary in every key and string of v, walked as
+// the egress guard walks arguments.
+func (a *App) scanValue(v any) (id string, hit bool) {
+	walkStrings(v, func(_ string, s string) {
+		if !hit {
+			id, hit = a.canaries.Match(s)
 		}
-	case map[string]any:
-		for k, e := range t {
-			if id, ok := a.canaries.Match(k); ok {
-				return id, true
-			}
-			if id, ok := a.scanValue(e); ok {
-				return id, true
-			}
-		}
-	}
-	return "", false
+	})
+	return id, hit
 }
 
 // scanStrings looks for a canary in named strings (prompt arguments,
