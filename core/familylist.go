@@ -26,8 +26,10 @@ import (
 // FamilyTool.Needs, and is then served as not configured.
 type Family[C, P, S any] struct {
 	ID catalog.Family
-	// Configure reads the family's Config from the settings; New calls it
-	// once. Handlers see only the Config and the ports (both through S).
+	// Configure reads the family's Config from the settings. It must be a
+	// pure, cheap copy: the gate, Serves and the build each read it (a few
+	// times per start, never per call). Handlers see only the Config and
+	// the ports (both through S).
 	Configure func(*settings.Settings) C
 	// Gate, when set, must also hold for the family to be served (exec
 	// needs ARROWHEAD_EXEC_ENABLED, for instance).
