@@ -143,20 +143,6 @@ func (b *server) authorize(ctx context.Context, call catalog.Call, tool string) 
 	return nil
 }
 
-// limits are a snippet's limits: wall is the tool's own budget, the rest
-// come from the Config and the family's constants.
-func (b *server) limits(wall time.Duration, processes, openFiles int, fileBytes int64) ports.RunLimits {
-	return ports.RunLimits{
-		Wall:        wall,
-		CPUSeconds:  b.config.CPUSeconds,
-		MemoryBytes: b.config.MemoryBytes,
-		Processes:   processes,
-		FileBytes:   fileBytes,
-		OpenFiles:   openFiles,
-		OutputBytes: b.config.MaxOutputBytes,
-	}
-}
-
 // exec runs req, turning a runner failure into the tool's refusal.
 func (b *server) exec(ctx context.Context, req ports.RunRequest) (ports.RunResult, error) {
 	res, err := b.runner.Run(ctx, req)

@@ -54,6 +54,14 @@ func (r *server) runSnippet(ctx context.Context, call catalog.Call, in runSnippe
 		Stage: func(_ context.Context, sc ports.Scratch) error {
 			return sc.WriteFile(snippetFile, []byte(in.Code))
 		},
-		Limits: r.limits(r.config.SnippetWall, snippetProcesses, snippetOpenFiles, snippetFileBytes),
+		Limits: ports.RunLimits{
+			Wall:        r.config.SnippetWall,
+			CPUSeconds:  r.config.CPUSeconds,
+			MemoryBytes: r.config.MemoryBytes,
+			Processes:   snippetProcesses,
+			FileBytes:   snippetFileBytes,
+			OpenFiles:   snippetOpenFiles,
+			OutputBytes: r.config.MaxOutputBytes,
+		},
 	})
 }
