@@ -63,7 +63,29 @@ func SanitizeText(b []byte) (string, error) {
 // answer), so a leading UTF-7 mark is kept as the plain text it is rather
 // than refused.
 func SanitizeString(s string) string {
+	if plainASCII(s) {
+		// The commonest string (a table cell, an identifier) comes back
+		// as it is, not copied.
+		return s
+	}
+	return sanitizeString(s)
+}
+
+// sanitizeString is SanitizeString without its fast path.
+func sanitizeString(s string) string {
 	return norm.NFC.String(stripControls([]byte(strings.TrimPrefix(s, "\ufeff"))))
+}
+
+// plainASCII reports whether s is printable ASCII (space to tilde) only,
+// which sanitizeString returns unchanged: it has no control, escape,
+// invisible or non-NFC character and no byte-order mark.
+func plainASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < 0x20 || s[i] > 0x7e {
+			return false
+		}
+	}
+	return true
 }
 
 const (

@@ -2,6 +2,7 @@ package content
 
 import (
 	"errors"
+	"math/rand"
 	"strings"
 	"testing"
 )
@@ -68,5 +69,31 @@ func TestFrameMarkerCannotBeForged(t *testing.T) {
 	g := Frame(content, f.Source)
 	if g.Marker == f.Marker {
 		t.Fatal("markers repeat across responses")
+	}
+}
+
+// plainASCII is SanitizeString's fast path: it must only ever accept
+// strings the full sanitizeString leaves unchanged.
+func TestPlainASCIIIsWhatSanitizeStringKeeps(t *testing.T) {
+	for c := 0; c < 256; c++ {
+		s := string([]byte{'a', byte(c), 'b'})
+		if plainASCII(s) && sanitizeString(s) != s {
+			t.Errorf("byte %#x: plainASCII, but SanitizeString changes %q", c, s)
+		}
+	}
+	rng := rand.New(rand.NewSource(1))
+	for range 1000 {
+		b := make([]byte, rng.Intn(40))
+		for i := range b {
+			b[i] = byte(0x20 + rng.Intn(0x5f))
+		}
+		if s := string(b); !plainASCII(s) || sanitizeString(s) != s {
+			t.Fatalf("%q: plainASCII %v, SanitizeString %q", s, plainASCII(s), sanitizeString(s))
+		}
+	}
+	for _, s := range []string{"tab\there", "new\nline", "\ufeffbom", "e\u0301", "zero\u200bwidth", "esc\x1b[31m", "del\x7f"} {
+		if plainASCII(s) {
+			t.Errorf("%q counted as plain ASCII", s)
+		}
 	}
 }

@@ -168,12 +168,10 @@ func rowsReply(res ports.SQLResult) *catalog.Reply[sqlQueryOutput] {
 func sanitizeValue(v any) any {
 	switch t := v.(type) {
 	case string:
-		if plainASCII(t) {
-			// The commonest cell: returned as it is, not copied and
-			// boxed again.
-			return v
+		if c := content.SanitizeString(t); c != t {
+			return c
 		}
-		return content.SanitizeString(t)
+		return v // unchanged (the commonest cell): not boxed again
 	case []any:
 		out := make([]any, len(t))
 		for i, e := range t {
@@ -193,16 +191,4 @@ func sanitizeValue(v any) any {
 		return out
 	}
 	return v
-}
-
-// plainASCII reports whether s is printable ASCII (space to tilde) only,
-// which content.SanitizeString returns unchanged: it has no control,
-// escape, invisible or non-NFC character and no byte-order mark.
-func plainASCII(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < 0x20 || s[i] > 0x7e {
-			return false
-		}
-	}
-	return true
 }

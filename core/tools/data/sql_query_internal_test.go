@@ -2,7 +2,6 @@ package data
 
 import (
 	"encoding/json"
-	"math/rand"
 	"reflect"
 	"strings"
 	"testing"
@@ -10,32 +9,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
-
-// plainASCII is the fast path that skips content.SanitizeString: it must
-// only ever accept strings SanitizeString leaves unchanged.
-func TestPlainASCIIIsWhatSanitizeStringKeeps(t *testing.T) {
-	for c := 0; c < 256; c++ {
-		s := string([]byte{'a', byte(c), 'b'})
-		if plainASCII(s) && content.SanitizeString(s) != s {
-			t.Errorf("byte %#x: plainASCII, but SanitizeString changes %q", c, s)
-		}
-	}
-	rng := rand.New(rand.NewSource(1))
-	for range 1000 {
-		b := make([]byte, rng.Intn(40))
-		for i := range b {
-			b[i] = byte(0x20 + rng.Intn(0x5f))
-		}
-		if s := string(b); !plainASCII(s) || content.SanitizeString(s) != s {
-			t.Fatalf("%q: plainASCII %v, SanitizeString %q", s, plainASCII(s), content.SanitizeString(s))
-		}
-	}
-	for _, s := range []string{"tab\there", "new\nline", "\ufeffbom", "e\u0301", "zero\u200bwidth", "esc\x1b[31m", "del\x7f"} {
-		if plainASCII(s) {
-			t.Errorf("%q counted as plain ASCII", s)
-		}
-	}
-}
 
 func TestRowsReplySanitizesWithoutTouchingTheRunnersRows(t *testing.T) {
 	hostile := "a\x1b[31mb\u202e"
