@@ -10,7 +10,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/adapters/fs"
 	"github.com/arrowhead-go/arrowhead/adapters/sandbox"
-	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/exectools"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -18,11 +17,6 @@ import (
 
 // snippetInterpreter is the program run_snippet runs.
 const snippetInterpreter = "python3"
-
-// serves reports whether the profile selects family.
-func serves(s *settings.Settings, family catalog.Family) bool {
-	return slices.Contains(catalog.Profiles[s.Profile], family)
-}
 
 // execPorts are what the exec family is built from.
 type execPorts struct {
