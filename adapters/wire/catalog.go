@@ -4,15 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 
 	"github.com/arrowhead-go/arrowhead/adapters/inproc"
-	"github.com/arrowhead-go/arrowhead/adapters/telemetry"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
+	"github.com/arrowhead-go/arrowhead/ports/nop"
 )
 
 // Listing is the client-visible catalog under a configuration: what
@@ -106,7 +105,7 @@ func Gates() []FamilyGate {
 // Catalog builds the catalog for s without opening any jail, database or
 // network client: every family is declared, not bound.
 func Catalog(ctx context.Context, s *settings.Settings) (Listing, error) {
-	app, err := declaredApp(ctx, s)
+	app, err := declaredApp(s)
 	if err != nil {
 		return Listing{}, err
 	}
@@ -124,7 +123,7 @@ type DeclaredCeiling struct {
 // Ceilings lists the ceiling of every tool declared under s, by tool name,
 // opening nothing: what the settings table's tool rows are generated from.
 func Ceilings(ctx context.Context, s *settings.Settings) ([]DeclaredCeiling, error) {
-	app, err := declaredApp(ctx, s)
+	app, err := declaredApp(s)
 	if err != nil {
 		return nil, err
 	}
@@ -137,18 +136,14 @@ func Ceilings(ctx context.Context, s *settings.Settings) ([]DeclaredCeiling, err
 
 // declaredApp is the application of s with every family declared, not
 // bound: it lists and serves nothing else.
-func declaredApp(ctx context.Context, s *settings.Settings) (*core.App, error) {
-	tel, err := telemetry.Setup(ctx, telemetry.Config{})
-	if err != nil {
-		return nil, err
-	}
+func declaredApp(s *settings.Settings) (*core.App, error) {
 	return core.New(core.Deps{
 		Settings:   s,
 		Authorizer: authz.AllowAll{},
 		Rates:      inproc.NewRateStore(ports.SystemClock{}),
-		Audit:      telemetry.NewAuditSink(io.Discard),
-		Tracer:     tel.Tracer(),
-		Metrics:    tel.Metrics(),
+		Audit:      nop.AuditSink{},
+		Tracer:     nop.Tracer{},
+		Metrics:    nop.Metrics{},
 		Clock:      ports.SystemClock{},
 		Families:   core.Declared(families(s, familyPorts{})),
 	})
