@@ -126,6 +126,9 @@ type Settings struct {
 	// DataMinFreeBytes is the free space under which the embedded store
 	// reports degraded (extension variable).
 	DataMinFreeBytes int
+	// AttestationKey is the attestation signing key, inline PEM or a path
+	// (extension variable).
+	AttestationKey string
 
 	HybridRRFK                int
 	HybridCandidateMultiplier int

@@ -426,5 +426,9 @@ func (s *Settings) varsWith(ceilings []ToolCeiling) []*Var {
 			text("ARROWHEAD_METRICS_ADDR", "", &s.MetricsAddr, optional(listenAddr)).
 				means("Where a separate Prometheus GET /metrics listener binds (a bare port means loopback), never the public port; empty serves no scrape endpoint."),
 		),
+		in(Section{Title: "Attestation", About: "The server's Ed25519 attestation key: it signs the manifest of the tool surface each caller sees and the audit log's checkpoints, and its public half is published so clients and auditors verify both offline.", Extension: true},
+			secretText("ARROWHEAD_ATTESTATION_KEY", "", &s.AttestationKey).
+				means("The attestation key: a PEM PKCS#8 Ed25519 private key given inline, or the path of a file holding one; empty generates one once into ARROWHEAD_DATA_DIR (attestation-key.pem, mode 0600), which every process sharing that directory then uses. Replicas behind one load balancer need the same key."),
+		),
 	)
 }
