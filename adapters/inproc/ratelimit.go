@@ -54,7 +54,8 @@ var ErrInvalidLimit = errors.New("rate limit must be a positive number of calls 
 type RateOption func(*rateConfig)
 
 type rateConfig struct {
-	maxKeys int
+	maxKeys       int
+	maxReplayKeys int
 }
 
 // WithMaxKeys bounds how many buckets the store tracks (DefaultMaxKeys if
@@ -102,6 +103,8 @@ type RateStore struct {
 
 	// flows holds the exfiltration guard's per-caller marks (flows.go).
 	flows flowTable
+	// replay holds single-use keys (replay.go).
+	replay *replayTable
 }
 
 type rateShard struct {
@@ -121,7 +124,7 @@ func NewRateStore(clock ports.Clock, opts ...RateOption) *RateStore {
 	if clock == nil {
 		clock = ports.SystemClock{}
 	}
-	cfg := rateConfig{maxKeys: DefaultMaxKeys}
+	cfg := rateConfig{maxKeys: DefaultMaxKeys, maxReplayKeys: DefaultMaxReplayKeys}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -137,6 +140,7 @@ func NewRateStore(clock ports.Clock, opts ...RateOption) *RateStore {
 		shardMask: uint64(n - 1),
 		maxKeys:   cfg.maxKeys,
 		flows:     newFlowTable(),
+		replay:    newReplayTable(cfg.maxReplayKeys),
 	}
 	// Split the cap so the shards' shares add up to exactly maxKeys.
 	for i := range s.shards {
