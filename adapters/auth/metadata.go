@@ -29,21 +29,32 @@ type protectedResource struct {
 	Resource               string   `json:"resource"`
 	AuthorizationServers   []string `json:"authorization_servers"`
 	BearerMethodsSupported []string `json:"bearer_methods_supported"`
+	// The DPoP members (RFC 9728 section 2), present only with DPoP on.
+	DPoPSigningAlgValuesSupported []string `json:"dpop_signing_alg_values_supported,omitempty"`
+	DPoPBoundAccessTokensRequired *bool    `json:"dpop_bound_access_tokens_required,omitempty"`
 }
 
 // ProtectedResourceHandler serves the RFC 9728 protected-resource metadata
-// for resource, naming authorizationServers. It answers GET and HEAD with
-// cacheable JSON and anything else with 405. It panics when resource or
-// authorizationServers is empty: both are wiring mistakes.
-func ProtectedResourceHandler(resource string, authorizationServers []string) http.Handler {
+// for resource, naming authorizationServers. With WithDPoP it also
+// advertises the DPoP proof algorithms and whether bound tokens are
+// required. It answers GET and HEAD with cacheable JSON and anything else
+// with 405. It panics when resource or authorizationServers is empty: both
+// are wiring mistakes.
+func ProtectedResourceHandler(resource string, authorizationServers []string, opts ...Option) http.Handler {
 	if resource == "" || len(authorizationServers) == 0 || slices.Contains(authorizationServers, "") {
 		panic("auth: ProtectedResourceHandler needs a resource and at least one authorization server")
 	}
-	doc, err := json.Marshal(protectedResource{
+	pr := protectedResource{
 		Resource:               resource,
 		AuthorizationServers:   slices.Clone(authorizationServers),
 		BearerMethodsSupported: []string{"header"},
-	})
+	}
+	if d := collect(opts).dpop; d != nil {
+		required := d.Required()
+		pr.DPoPSigningAlgValuesSupported = d.Algorithms()
+		pr.DPoPBoundAccessTokensRequired = &required
+	}
+	doc, err := json.Marshal(pr)
 	if err != nil {
 		panic("auth: encoding the protected-resource metadata failed")
 	}

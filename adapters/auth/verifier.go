@@ -121,7 +121,7 @@ type Verifier struct {
 }
 
 var (
-	_ TokenVerifier        = (*Verifier)(nil)
+	_ BoundVerifier        = (*Verifier)(nil)
 	_ ports.HealthReporter = (*Verifier)(nil)
 )
 
@@ -268,37 +268,45 @@ func (v *Verifier) Health(context.Context) ports.HealthState {
 
 // Verify checks token and returns the principal it vouches for. Every
 // error is one of this package's sentinels; none carries the token, a
-// claim value or a key id.
+// claim value or a key id. A key binding (cnf) is not looked at: see
+// VerifyBound.
 func (v *Verifier) Verify(ctx context.Context, token string) (ports.Principal, error) {
+	p, _, err := v.VerifyBound(ctx, token)
+	return p, err
+}
+
+// VerifyBound is Verify that also returns the token's confirmation (its
+// cnf claim), for a caller that enforces proof of possession (DPoP).
+func (v *Verifier) VerifyBound(ctx context.Context, token string) (ports.Principal, Confirmation, error) {
 	if len(token) > MaxTokenBytes {
-		return ports.Principal{}, ErrTokenTooLarge
+		return ports.Principal{}, Confirmation{}, ErrTokenTooLarge
 	}
 	if !isCompactJWS(token) {
-		return ports.Principal{}, ErrMalformedToken
+		return ports.Principal{}, Confirmation{}, ErrMalformedToken
 	}
 	msg, err := jws.Parse([]byte(token), jws.WithCompact())
 	if err != nil || len(msg.Signatures()) != 1 {
-		return ports.Principal{}, ErrMalformedToken
+		return ports.Principal{}, Confirmation{}, ErrMalformedToken
 	}
 	sig := msg.Signatures()[0]
 	hdr := sig.ProtectedHeaders()
 	alg := hdr.Algorithm()
 	if !allowedAlgs[alg] {
-		return ports.Principal{}, ErrAlgorithmNotAllowed
+		return ports.Principal{}, Confirmation{}, ErrAlgorithmNotAllowed
 	}
 	// No JWS extension is understood, so a critical one must be refused
 	// (RFC 7515 section 4.1.11); a nested JWT is not accepted either.
 	if len(hdr.Critical()) > 0 || strings.EqualFold(hdr.ContentType(), "JWT") || len(sig.Signature()) == 0 {
-		return ports.Principal{}, ErrMalformedToken
+		return ports.Principal{}, Confirmation{}, ErrMalformedToken
 	}
 	if _, present := hdr.Get(jws.TypeKey); present && !v.typeAccepted(hdr.Type()) ||
 		!present && v.requireAT {
-		return ports.Principal{}, ErrTokenType
+		return ports.Principal{}, Confirmation{}, ErrTokenType
 	}
 
 	candidates, err := v.keysFor(ctx, hdr.KeyID())
 	if err != nil {
-		return ports.Principal{}, err
+		return ports.Principal{}, Confirmation{}, err
 	}
 	opts := []jws.VerifyOption{jws.WithCompact()}
 	for _, k := range candidates {
@@ -307,11 +315,11 @@ func (v *Verifier) Verify(ctx context.Context, token string) (ports.Principal, e
 		}
 	}
 	if len(opts) == 1 {
-		return ports.Principal{}, ErrKeyMismatch
+		return ports.Principal{}, Confirmation{}, ErrKeyMismatch
 	}
 	payload, err := jws.Verify([]byte(token), opts...)
 	if err != nil {
-		return ports.Principal{}, ErrBadSignature
+		return ports.Principal{}, Confirmation{}, ErrBadSignature
 	}
 	return v.principal(payload)
 }
@@ -328,18 +336,28 @@ func (v *Verifier) keysFor(ctx context.Context, kid string) ([]verificationKey, 
 	return v.jwks.lookup(ctx, kid)
 }
 
-// principal validates the verified claim set and builds the principal.
-func (v *Verifier) principal(payload []byte) (ports.Principal, error) {
+// principal validates the verified claim set and builds the principal and
+// its confirmation.
+func (v *Verifier) principal(payload []byte) (ports.Principal, Confirmation, error) {
+	p, tok, err := v.claims(payload)
+	if err != nil {
+		return ports.Principal{}, Confirmation{}, err
+	}
+	return p, confirmationOf(tok), nil
+}
+
+// claims validates the verified claim set and builds the principal.
+func (v *Verifier) claims(payload []byte) (ports.Principal, jwt.Token, error) {
 	payload = bytes.TrimSpace(payload)
 	if len(payload) == 0 || payload[0] != '{' {
-		return ports.Principal{}, ErrMalformedClaims
+		return ports.Principal{}, nil, ErrMalformedClaims
 	}
 	if !numericDates(payload) {
-		return ports.Principal{}, ErrMalformedClaims
+		return ports.Principal{}, nil, ErrMalformedClaims
 	}
 	tok, err := jwt.ParseInsecure(payload) // the signature was verified above
 	if err != nil {
-		return ports.Principal{}, ErrMalformedClaims
+		return ports.Principal{}, nil, ErrMalformedClaims
 	}
 	err = jwt.Validate(tok,
 		jwt.WithClock(jwt.ClockFunc(v.clock)),
@@ -350,27 +368,27 @@ func (v *Verifier) principal(payload []byte) (ports.Principal, error) {
 		jwt.WithAudience(v.audience),
 	)
 	if err != nil {
-		return ports.Principal{}, mapValidation(tok, err)
+		return ports.Principal{}, nil, mapValidation(tok, err)
 	}
 	// jwx treats exp=0 as absent and skips the expiry check; here it is
 	// an expiry at the epoch, long past.
 	if tok.Expiration().Unix() <= 0 {
-		return ports.Principal{}, ErrExpired
+		return ports.Principal{}, nil, ErrExpired
 	}
 	sub := tok.Subject()
 	if !validSubject(sub) {
-		return ports.Principal{}, ErrMissingSubject
+		return ports.Principal{}, nil, ErrMissingSubject
 	}
 	scopes, err := scopesOf(tok, v.scopeClaim)
 	if err != nil {
-		return ports.Principal{}, err
+		return ports.Principal{}, nil, err
 	}
 	p := ports.NewPrincipal(sub, scopes...)
 	// The issuer puts the caller's stored data in a namespace of its own
 	// (ports.Principal.Key): a token whose sub names the local operator
 	// reaches nothing of the operator's.
 	p.Issuer = v.issuer
-	return p, nil
+	return p, tok, nil
 }
 
 // mapValidation turns a jwx validation error into a sentinel.
