@@ -168,6 +168,9 @@ func (s *Settings) crossCheck() []Problem {
 			add("ARROWHEAD_OAUTH_JWKS_URI", "must use https (plain http is accepted only for a loopback host)")
 		}
 	}
+	if s.OAuthDPoP != "" && s.OAuthDPoP != "off" && !s.AuthEnabled {
+		add("ARROWHEAD_OAUTH_DPOP", "needs ARROWHEAD_AUTH_ENABLED=true: without token verification there is no token to bind")
+	}
 	if addr := s.MetricsListenAddr(); addr != "" && s.IsHTTP() {
 		if _, port, _ := net.SplitHostPort(addr); port == strconv.Itoa(s.Port) {
 			add("ARROWHEAD_METRICS_ADDR", "must not share ARROWHEAD_PORT: metrics are never served on the public listener")

@@ -35,6 +35,8 @@ type Settings struct {
 	OAuthAuthkitDomain string
 	OAuthScopeClaim    string
 	OAuthRequireAtJWT  bool
+	OAuthDPoP          string
+	OAuthDPoPWindowS   int
 
 	AuthzPolicy string
 
@@ -246,6 +248,7 @@ var Extensions = []string{
 	"ARROWHEAD_EXEC_TEST_MEMORY_BYTES", "ARROWHEAD_EXEC_TEST_CPU_SECONDS", "ARROWHEAD_DATA_MIN_FREE_BYTES",
 	"ARROWHEAD_REDACT_READS", "ARROWHEAD_EGRESS_GUARD", "ARROWHEAD_EGRESS_GUARD_WINDOW_SECONDS",
 	"ARROWHEAD_CANARY_TOKENS", "ARROWHEAD_CANARY_FILE", "ARROWHEAD_CANARY_TRIP_SECONDS",
+	"ARROWHEAD_OAUTH_DPOP", "ARROWHEAD_OAUTH_DPOP_WINDOW",
 }
 
 // SecretValues are the effective values of every variable marked secret

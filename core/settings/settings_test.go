@@ -54,6 +54,8 @@ func TestInvalidValuesNameTheVariable(t *testing.T) {
 		"ARROWHEAD_AUTHZ_POLICY":          {"ARROWHEAD_AUTHZ_POLICY": "{grants"},
 		"ARROWHEAD_OAUTH_SCOPE_CLAIM":     {"ARROWHEAD_OAUTH_SCOPE_CLAIM": "roles"},
 		"ARROWHEAD_OAUTH_REQUIRE_AT_JWT":  {"ARROWHEAD_OAUTH_REQUIRE_AT_JWT": "sometimes"},
+		"ARROWHEAD_OAUTH_DPOP":            {"ARROWHEAD_OAUTH_DPOP": "on"},
+		"ARROWHEAD_OAUTH_DPOP_WINDOW":     {"ARROWHEAD_OAUTH_DPOP_WINDOW": "0"},
 		"ARROWHEAD_ALLOWED_ORIGINS":       {"ARROWHEAD_ALLOWED_ORIGINS": "https://a.example/path"},
 		"ARROWHEAD_LLM_INTERNAL_HOSTS":    {"ARROWHEAD_LLM_INTERNAL_HOSTS": "localhost"},
 		"ARROWHEAD_REDIS_URL":             {"ARROWHEAD_REDIS_URL": "http://x"},
@@ -80,6 +82,21 @@ func TestHTTPRequiresAuthOrExplicitInsecure(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 	if _, err := load(map[string]string{"ARROWHEAD_TRANSPORT": "http", "ARROWHEAD_ALLOW_INSECURE_HTTP": "true"}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDPoPNeedsAuth: DPoP without token verification would promise a
+// binding nothing checks, so it refuses to load.
+func TestDPoPNeedsAuth(t *testing.T) {
+	for _, mode := range []string{"allowed", "required"} {
+		_, err := load(map[string]string{"ARROWHEAD_OAUTH_DPOP": mode})
+		var se *Error
+		if !errors.As(err, &se) || se.Problems[0].Var != "ARROWHEAD_OAUTH_DPOP" {
+			t.Fatalf("%s with auth off: %v; want an ARROWHEAD_OAUTH_DPOP problem", mode, err)
+		}
+	}
+	if _, err := load(map[string]string{"ARROWHEAD_OAUTH_DPOP": "off"}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -58,6 +58,11 @@ func (s *Settings) varsWith(ceilings []ToolCeiling) []*Var {
 				means("The one token claim scopes are read from: scope (RFC 9068) or scp; the other claim is ignored, so two claims never add up."),
 			boolean("ARROWHEAD_OAUTH_REQUIRE_AT_JWT", "false", &s.OAuthRequireAtJWT).
 				means("Accept only tokens whose typ header is at+jwt (RFC 9068); off, typ may also be JWT or absent."),
+			// DPoP (RFC 9449): proof-of-possession tokens.
+			text("ARROWHEAD_OAUTH_DPOP", "off", &s.OAuthDPoP, oneOf("off", "allowed", "required")).
+				means("DPoP proof-of-possession (RFC 9449): off treats every token as a bearer token (a DPoP-bound one too, as a server without DPoP does); allowed also accepts DPoP-bound tokens with a proof and refuses a bound token presented as Bearer; required accepts only DPoP-bound tokens with a proof. Proof ids are single-use across replicas through ARROWHEAD_REDIS_URL when set."),
+			integer("ARROWHEAD_OAUTH_DPOP_WINDOW", "60", &s.OAuthDPoPWindowS, between(1, 300)).
+				means("How many seconds a DPoP proof's iat may lie from the server's clock, either way; a proof id is remembered for as long as its proof could pass."),
 		),
 		in(Section{Title: "Per-resource authorization", About: "The default-deny grant list checked on every call after the scope check."},
 			text("ARROWHEAD_AUTHZ_POLICY", "", &s.AuthzPolicy, optional(policyJSON)).
