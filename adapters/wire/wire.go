@@ -86,6 +86,8 @@ type Runtime struct {
 	Logger *telemetry.Logger
 	// Verifier checks bearer tokens; nil when auth is off.
 	Verifier *auth.Verifier
+	// DPoP checks DPoP proofs; nil when ARROWHEAD_OAUTH_DPOP is off.
+	DPoP *auth.DPoP
 	// Health lists every configured dependency for /ready.
 	Health []ports.HealthReporter
 	// MetricsAddr is where the Prometheus endpoint listens; nil when
@@ -156,6 +158,9 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	}
 	if s.AuthEnabled {
 		if err := rt.openVerifier(ctx); err != nil {
+			return nil, err
+		}
+		if err := rt.openDPoP(rates, clock); err != nil {
 			return nil, err
 		}
 	}

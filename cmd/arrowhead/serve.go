@@ -134,8 +134,8 @@ func serveHTTP(ctx context.Context, rt *wire.Runtime) error {
 	if s.AuthEnabled {
 		opts.Auth = auth.Middleware(rt.Verifier, auth.MetadataURL(s.CanonicalResource()), func(r *http.Request, reason string) {
 			refused(r, "unauthenticated:"+reason)
-		})
-		opts.Metadata = auth.ProtectedResourceHandler(s.Audience(), []string{s.Issuer()})
+		}, auth.WithDPoP(rt.DPoP))
+		opts.Metadata = auth.ProtectedResourceHandler(s.Audience(), []string{s.Issuer()}, auth.WithDPoP(rt.DPoP))
 		opts.Admin = mcpadapter.AdminHandler(rt.App, func(r *http.Request) ports.Principal {
 			p, _ := auth.PrincipalFromContext(r.Context())
 			return p
