@@ -62,7 +62,7 @@ type prover struct {
 	jkt  string
 }
 
-func newProver(t *testing.T, priv crypto.Signer, alg jwa.SignatureAlgorithm) *prover {
+func newProver(t testing.TB, priv crypto.Signer, alg jwa.SignatureAlgorithm) *prover {
 	t.Helper()
 	pub, err := jwk.FromRaw(priv.Public())
 	if err != nil {
@@ -100,7 +100,7 @@ func proofClaimsFor(token string, set map[string]any) map[string]any {
 
 // proof signs claims as a DPoP proof with typ dpop+jwt and the public jwk,
 // changed by hdr (a nil value removes a header).
-func (p *prover) proof(t *testing.T, claims map[string]any, hdr map[string]any) string {
+func (p *prover) proof(t testing.TB, claims map[string]any, hdr map[string]any) string {
 	t.Helper()
 	payload, err := json.Marshal(claims)
 	if err != nil {
@@ -150,7 +150,7 @@ type dpopEnv struct {
 	store *inproc.RateStore
 }
 
-func newDPoPEnv(t *testing.T, mode string) *dpopEnv {
+func newDPoPEnv(t testing.TB, mode string) *dpopEnv {
 	t.Helper()
 	clock := newClock()
 	v, err := NewVerifier(t.Context(), Config{
@@ -169,7 +169,7 @@ func newDPoPEnv(t *testing.T, mode string) *dpopEnv {
 }
 
 // boundToken mints an access token bound to jkt (none when jkt is "").
-func boundToken(t *testing.T, jkt string) string {
+func boundToken(t testing.TB, jkt string) string {
 	t.Helper()
 	if jkt == "" {
 		return sign(t, jwa.RS256, rsaKey1(), "", claims())

@@ -96,7 +96,7 @@ func with(set map[string]any) map[string]any {
 
 // signRaw signs payload with alg and key, adding kid (when non-empty) and
 // any extra protected headers (a nil value removes a header, typ included).
-func signRaw(t *testing.T, alg jwa.SignatureAlgorithm, key any, kid string, payload []byte, extra map[string]any) string {
+func signRaw(t testing.TB, alg jwa.SignatureAlgorithm, key any, kid string, payload []byte, extra map[string]any) string {
 	t.Helper()
 	h := jws.NewHeaders()
 	if kid != "" {
@@ -126,7 +126,7 @@ func signRaw(t *testing.T, alg jwa.SignatureAlgorithm, key any, kid string, payl
 }
 
 // sign signs a claim set.
-func sign(t *testing.T, alg jwa.SignatureAlgorithm, key any, kid string, c map[string]any) string {
+func sign(t testing.TB, alg jwa.SignatureAlgorithm, key any, kid string, c map[string]any) string {
 	t.Helper()
 	payload, err := json.Marshal(c)
 	if err != nil {
@@ -145,7 +145,7 @@ func unsigned(t *testing.T, kid, sig string) string {
 }
 
 // pkixPEM returns the PKIX "PUBLIC KEY" PEM of pub.
-func pkixPEM(t *testing.T, pub crypto.PublicKey) []byte {
+func pkixPEM(t testing.TB, pub crypto.PublicKey) []byte {
 	t.Helper()
 	der, err := x509.MarshalPKIXPublicKey(pub)
 	if err != nil {
