@@ -1,6 +1,7 @@
 package auth
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/sha256"
@@ -255,13 +256,15 @@ func (d *DPoP) Check(ctx context.Context, r *http.Request, proofs []string, toke
 	if !ok || !vk.fits(alg) {
 		return ErrDPoPKey
 	}
-	// The signature verifies with that key (check 6).
-	payload, err := jws.Verify(proof, jws.WithKey(alg, vk.key))
-	if err != nil {
+	// The signature verifies with that key (check 6), over the signing
+	// input as received; the message is already parsed, so it is checked
+	// directly rather than parsed a second time by jws.Verify.
+	verifier, err := jws.NewVerifier(alg)
+	if err != nil || verifier.Verify(proof[:bytes.LastIndexByte(proof, '.')], sig.Signature(), vk.key) != nil {
 		return ErrDPoPSignature
 	}
 	var c proofClaims
-	if json.Unmarshal(payload, &c) != nil {
+	if json.Unmarshal(msg.Payload(), &c) != nil {
 		return ErrDPoPProofMalformed
 	}
 	// htm and htu bind the proof to this request (checks 8 and 9,
