@@ -310,5 +310,5 @@ func unauthorizedBody(code string) errorBody {
 	case "invalid_dpop_proof":
 		return errorBody{Error: "invalid_dpop_proof", ErrorDescription: "the DPoP proof was not accepted"}
 	}
-	return errorBody{Error: "unauthorized", ErrorDescription: "a bearer token is required"}
+	return errorBody{Error: "unauthorized", ErrorDescription: "an access token is required"}
 }
