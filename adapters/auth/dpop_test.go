@@ -77,7 +77,7 @@ func newProver(t testing.TB, priv crypto.Signer, alg jwa.SignatureAlgorithm) *pr
 
 var jtiSeq int
 
-// proofClaims is a valid claim set for a POST to /mcp with token at epoch,
+// proofClaimsFor is a valid claim set for a POST to /mcp with token at epoch,
 // changed by set (a nil value deletes the claim).
 func proofClaimsFor(token string, set map[string]any) map[string]any {
 	jtiSeq++
