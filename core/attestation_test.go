@@ -30,8 +30,10 @@ func (c *countingSigner) Sign(payload []byte) (string, error) {
 	sum := sha256.Sum256(payload)
 	return "signed." + hex.EncodeToString(sum[:]), nil
 }
-func (c *countingSigner) KeyID() string     { return "test-kid" }
-func (c *countingSigner) PublicJWK() []byte { return []byte(`{"kty":"OKP","crv":"Ed25519","x":"AA","kid":"test-kid"}`) }
+func (c *countingSigner) KeyID() string { return "test-kid" }
+func (c *countingSigner) PublicJWK() []byte {
+	return []byte(`{"kty":"OKP","crv":"Ed25519","x":"AA","kid":"test-kid"}`)
+}
 
 type wideInput struct {
 	Text string `json:"text" description:"Text." maxLength:"4096"`
