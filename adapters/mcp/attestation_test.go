@@ -22,7 +22,9 @@ type fixedSigner struct{}
 
 func (fixedSigner) Sign([]byte) (string, error) { return "a.b.c", nil }
 func (fixedSigner) KeyID() string               { return "kid-1" }
-func (fixedSigner) PublicJWK() []byte           { return []byte(`{"kty":"OKP","crv":"Ed25519","x":"AA","kid":"kid-1"}`) }
+func (fixedSigner) PublicJWK() []byte {
+	return []byte(`{"kty":"OKP","crv":"Ed25519","x":"AA","kid":"kid-1"}`)
+}
 
 func attestedApp(t *testing.T) *core.App {
 	t.Helper()
