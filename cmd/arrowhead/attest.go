@@ -110,6 +110,9 @@ func parseInterleaved(flags *flag.FlagSet, args []string) ([]string, bool) {
 func readLimited(role, path string, stdin io.Reader) ([]byte, error) {
 	var r io.Reader
 	if path == "-" {
+		if stdin == nil {
+			return nil, fmt.Errorf("%s: cannot be read from stdin here", role)
+		}
 		r = stdin
 	} else {
 		f, err := os.Open(path)

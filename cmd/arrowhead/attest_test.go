@@ -351,3 +351,65 @@ func TestAttestFetch(t *testing.T) {
 		t.Fatalf("fetched over stdio %q: %v", stdout, err)
 	}
 }
+
+func TestHookRefusesCallsWhileTheSurfaceDiffersFromThePin(t *testing.T) {
+	key := keyFile(t)
+	env := replicaEnv(t, key, nil)
+	rt, err := wire.Build(t.Context(), coretest.Settings(t, env), wire.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = rt.Close(context.Background()) })
+	pin := filepath.Join(t.TempDir(), "surface.pin")
+	if code, _, errOut := runCLI("attest", "pin", writeAttestation(t, rt.App, ports.Operator()), "--key", publicKeyFile(t, rt.App), "--out", pin); code != exitOK {
+		t.Fatalf("pin: %s", errOut)
+	}
+	// The hook starts this executable over stdio with its own environment:
+	// the server's configuration.
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	t.Setenv(runMainVar, "1")
+	hook := func(input string) string {
+		t.Helper()
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"hook", "attachments", "--pin", pin}, strings.NewReader(input), &stdout, &stderr); code != exitOK {
+			t.Fatalf("hook: exit %d: %s", code, stderr.String())
+		}
+		return stdout.String()
+	}
+	claude := `{"hook_event_name":"PreToolUse","tool_name":"mcp__arrowhead__calculate","tool_input":{"expression":"1+1"},"tool_use_id":"t1"}`
+	cursor := `{"hook_event_name":"preToolUse","cursor_version":"1.7","tool_name":"MCP:calculate","tool_input":{"expression":"1+1"}}`
+	other := `{"hook_event_name":"PreToolUse","tool_name":"mcp__other__calculate","tool_input":{}}`
+
+	if got := hook(claude); got != "{}\n" {
+		t.Fatalf("unchanged surface: %s", got)
+	}
+	if got := hook(cursor); !strings.Contains(got, `"permission":"allow"`) {
+		t.Fatalf("unchanged surface, Cursor: %s", got)
+	}
+
+	t.Setenv("ARROWHEAD_EXPRESSION_MAX_LENGTH", "5000")
+	got := hook(claude)
+	if !strings.Contains(got, `"permissionDecision":"deny"`) || !strings.Contains(got, "inputSchema.properties.expression.maxLength") {
+		t.Fatalf("widened schema: %s", got)
+	}
+	if got := hook(cursor); !strings.Contains(got, `"permission":"deny"`) {
+		t.Fatalf("widened schema, Cursor: %s", got)
+	}
+	if got := hook(other); got != "{}\n" {
+		t.Fatalf("another server's call was checked: %s", got)
+	}
+
+	t.Setenv("ARROWHEAD_EXPRESSION_MAX_LENGTH", "200")
+	t.Setenv("ARROWHEAD_ATTESTATION_KEY", keyFile(t))
+	if got := hook(claude); !strings.Contains(got, "not signed by the pinned key") {
+		t.Fatalf("another key: %s", got)
+	}
+
+	// Fail closed: a server that cannot start refuses the call.
+	t.Setenv("ARROWHEAD_JAIL_ROOT", filepath.Join(t.TempDir(), "missing"))
+	if got := hook(claude); !strings.Contains(got, `"permissionDecision":"deny"`) {
+		t.Fatalf("unreadable surface: %s", got)
+	}
+}
