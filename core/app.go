@@ -110,6 +110,8 @@ type App struct {
 	// attestor caches each distinct visible surface's manifest, digest
 	// and signature (attestation.go).
 	attestor *attestor
+	// promptOrder is every prompt name, sorted, fixed at New.
+	promptOrder []string
 }
 
 // ErrMissingDependency is returned by New when a dependency is nil.
@@ -186,6 +188,7 @@ func New(d Deps) (*App, error) {
 	if d.Signer != nil {
 		a.resources = append(a.resources, a.attestationResources()...)
 	}
+	a.promptOrder = a.promptNames()
 	a.SetDisabled(d.Settings.DisabledTools)
 	return a, nil
 }

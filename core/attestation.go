@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"runtime/debug"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
@@ -182,49 +181,57 @@ func (a *App) visibleTo(p ports.Principal) visibleSurface {
 	}
 }
 
-// key names the visible set: kind-tagged names, NUL-separated (no catalog
-// name or URI holds a NUL).
-func (v visibleSurface) key() string {
-	var b strings.Builder
-	for _, t := range v.tools {
-		b.WriteString("t\x00" + t.Spec.Name() + "\x00")
+// surfaceKey names the set of components p can see: one bit per
+// registered tool, resource and prompt, set by the listings' own filter
+// (Visible), in registration order. Specs do not change after New, so the
+// set fixes the manifest. It is computed on every tools/list, so it builds
+// no lists.
+func (a *App) surfaceKey(p ports.Principal, buf []byte) []byte {
+	n := len(a.toolOrder) + len(a.resources) + len(a.promptOrder)
+	buf = append(buf[:0], make([]byte, (n+7)/8)...)
+	i := 0
+	mark := func(visible bool) {
+		if visible {
+			buf[i/8] |= 1 << (i % 8)
+		}
+		i++
 	}
-	for _, r := range v.resources {
-		b.WriteString("r\x00" + r.URI + "\x00")
+	for _, name := range a.toolOrder {
+		mark(a.Visible(p, ports.ComponentTool, name))
 	}
-	for _, r := range v.templates {
-		b.WriteString("u\x00" + r.Template + "\x00")
+	for _, r := range a.resources {
+		mark(a.Visible(p, ports.ComponentResource, r.Name))
 	}
-	for _, pr := range v.prompts {
-		b.WriteString("p\x00" + pr.Name + "\x00")
+	for _, name := range a.promptOrder {
+		mark(a.Visible(p, ports.ComponentPrompt, name))
 	}
-	return b.String()
+	return buf
 }
 
 // surfaceFor returns p's surface, building its manifest the first time that
 // visible set is seen.
 func (a *App) surfaceFor(p ports.Principal) *surface {
-	v := a.visibleTo(p)
-	k := v.key()
+	var stack [64]byte
+	k := a.surfaceKey(p, stack[:0])
 	at := a.attestor
 	at.mu.RLock()
-	s := at.seen[k]
+	s := at.seen[string(k)] // no allocation: the compiler reads k in place
 	at.mu.RUnlock()
 	if s != nil {
 		return s
 	}
-	manifest := CanonicalManifest(a.manifestOf(v))
+	manifest := CanonicalManifest(a.manifestOf(a.visibleTo(p)))
 	sum := sha256.Sum256(manifest)
 	s = &surface{manifest: manifest, digest: hex.EncodeToString(sum[:])}
 	at.mu.Lock()
 	defer at.mu.Unlock()
-	if prev := at.seen[k]; prev != nil {
+	if prev := at.seen[string(k)]; prev != nil {
 		return prev
 	}
 	if len(at.seen) >= maxSurfaces {
 		at.seen = map[string]*surface{}
 	}
-	at.seen[k] = s
+	at.seen[string(k)] = s
 	return s
 }
 
