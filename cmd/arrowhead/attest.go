@@ -550,13 +550,18 @@ func fetchAttestation(ctx context.Context, url string) ([]byte, error) {
 	init.Params.ProtocolVersion = mcp.LATEST_LEGACY_PROTOCOL_VERSION
 	init.Params.ClientInfo = mcp.Implementation{Name: "arrowhead-attest", Version: "1"}
 	if _, err := c.Initialize(ctx, init); err != nil {
-		return nil, fmt.Errorf("initialize failed: %s", oneLine(err.Error()))
+		if url == "" {
+			// The server we started explains a configuration it refuses.
+			return nil, fmt.Errorf("initialize failed: %s", oneLine(err.Error()))
+		}
+		// HTTP transport errors quote the URL: say what failed instead.
+		return nil, errors.New("initialize failed (the server did not answer or refused the token)")
 	}
 	var read mcp.ReadResourceRequest
 	read.Params.URI = core.AttestationURI
 	res, err := c.ReadResource(ctx, read)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s failed: %s", core.AttestationURI, oneLine(err.Error()))
+		return nil, errors.New("reading " + core.AttestationURI + " failed (the caller may not see it, or the server has no attestation key)")
 	}
 	if len(res.Contents) != 1 {
 		return nil, errors.New("the attestation resource answered unexpectedly")
@@ -571,7 +576,7 @@ func fetchAttestation(ctx context.Context, url string) ([]byte, error) {
 	}
 	tools, err := c.ListTools(ctx, mcp.ListToolsRequest{})
 	if err != nil {
-		return nil, fmt.Errorf("tools/list failed: %s", oneLine(err.Error()))
+		return nil, errors.New("tools/list failed")
 	}
 	if listed := listedDigest(tools); listed != att.Digest {
 		return nil, errors.New("the digest in tools/list _meta is not the attestation's")
