@@ -413,3 +413,28 @@ func TestHookRefusesCallsWhileTheSurfaceDiffersFromThePin(t *testing.T) {
 		t.Fatalf("unreadable surface: %s", got)
 	}
 }
+
+func TestAttestReadsResourcesReadResponses(t *testing.T) {
+	key := keyFile(t)
+	app := replica(t, key, nil)
+	jwks := publicKeyFile(t, app)
+	att := writeAttestation(t, app, ports.Operator())
+	text, _ := os.ReadFile(att)
+	contents, _ := json.Marshal(map[string]any{"contents": []any{map[string]any{"uri": core.AttestationURI, "mimeType": "application/json", "text": string(text)}}})
+	rpc, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 1, "result": json.RawMessage(contents)})
+	bare := mustRead(t, att).JWS
+	for name, body := range map[string]string{"contents": string(contents), "json-rpc": string(rpc), "bare jws": bare} {
+		path := filepath.Join(t.TempDir(), "m")
+		_ = os.WriteFile(path, []byte(body), 0o644)
+		if code, out, errOut := runCLI("attest", "verify", path, "--key", jwks); code != exitOK || strings.TrimSpace(out) != app.ManifestDigest(ports.Operator()) {
+			t.Errorf("%s: exit %d %q %s", name, code, out, errOut)
+		}
+	}
+	// Another resource's contents are not taken for the attestation.
+	wrong := strings.Replace(string(contents), core.AttestationURI, core.IntegrityURI, 1)
+	path := filepath.Join(t.TempDir(), "m")
+	_ = os.WriteFile(path, []byte(wrong), 0o644)
+	if code, _, _ := runCLI("attest", "verify", path, "--key", jwks); code != exitFailure {
+		t.Errorf("another resource's read: exit %d", code)
+	}
+}
