@@ -59,6 +59,15 @@ type Deps struct {
 	// CanaryTokens are planted honeytoken values (from the canary file)
 	// watched for beside ARROWHEAD_CANARY_TOKENS.
 	CanaryTokens []string
+	// Signer signs the attested surface (arrowhead://attestation). wire
+	// always provides the server's key. Nil is an explicit choice for an
+	// embedder with no key: the attestation and key resources are not
+	// registered and Attest returns ErrNoSigner, while the unsigned
+	// manifest digest (ManifestDigest) is still served.
+	Signer ports.Signer
+	// Version is the server version the manifest attests to; empty is the
+	// main module's version from the build information.
+	Version string
 	// Families are the tool families, each bound to its ports (see
 	// Family). Only those the profile selects and whose gate is open are
 	// built; building one with a port missing is an error.
@@ -98,6 +107,11 @@ type App struct {
 	// takes egress away (canary.go).
 	canaries *security.Canaries
 	tripFor  time.Duration
+	// attestor caches each distinct visible surface's manifest, digest
+	// and signature (attestation.go).
+	attestor *attestor
+	// promptOrder is every prompt name, sorted, fixed at New.
+	promptOrder []string
 }
 
 // ErrMissingDependency is returned by New when a dependency is nil.
@@ -135,6 +149,7 @@ func New(d Deps) (*App, error) {
 		prompts:    map[string]catalog.PromptSpec{},
 		board:      d.KillBoard,
 		tripFor:    time.Duration(d.Settings.CanaryTripSeconds) * time.Second,
+		attestor:   newAttestor(d.Signer, d.Version),
 	}
 	if a.scanner == nil {
 		a.scanner = security.NewRandomScanner().WithKnown(d.Settings.SecretValues()...)
@@ -170,6 +185,10 @@ func New(d Deps) (*App, error) {
 	}
 	sort.Strings(a.toolOrder)
 	a.resources = append(a.resources, a.integrityResource())
+	if d.Signer != nil {
+		a.resources = append(a.resources, a.attestationResources()...)
+	}
+	a.promptOrder = a.promptNames()
 	a.SetDisabled(d.Settings.DisabledTools)
 	return a, nil
 }

@@ -147,6 +147,7 @@ func (s *Server) HTTPHandler(o HTTPOptions) (http.Handler, func(context.Context)
 	if o.Metadata != nil {
 		mux.Handle(MetadataPath, o.Metadata)
 	}
+	mux.Handle("GET "+AttestationKeyPath, s.attestationKeyHandler())
 	if o.Admin != nil && o.Auth != nil {
 		admin := closeUnlessBodyRead(rebindingGuard(o.Auth(o.Admin), o))
 		mux.Handle(AdminKillPath, admin)

@@ -393,6 +393,7 @@ func (s *Server) filterTools(ctx context.Context, _ any, _ *mcp.ListToolsRequest
 		return t.Name != unknownTool && s.app.Visible(p, ports.ComponentTool, t.Name)
 	})
 	sort.Slice(r.Tools, func(i, j int) bool { return r.Tools[i].Name < r.Tools[j].Name })
+	stampAttestation(r, s.app.ManifestDigest(p))
 }
 
 func (s *Server) filterPrompts(ctx context.Context, _ any, _ *mcp.ListPromptsRequest, r *mcp.ListPromptsResult) {

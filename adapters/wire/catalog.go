@@ -145,6 +145,8 @@ func declaredApp(s *settings.Settings) (*core.App, error) {
 		Tracer:     nop.Tracer{},
 		Metrics:    nop.Metrics{},
 		Clock:      ports.SystemClock{},
+		Signer:     declaredSigner(),
+		Version:    Version,
 		Families:   core.Declared(families(s, familyPorts{})),
 	})
 }

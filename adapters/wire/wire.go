@@ -27,6 +27,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/inproc"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
+	"github.com/arrowhead-go/arrowhead/adapters/signing"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlguard"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/adapters/telemetry"
@@ -95,6 +96,8 @@ type Runtime struct {
 	MetricsAddr net.Addr
 
 	shared *sqlite.Store // the store processes share, once a family needs it
+	// signer is the attestation key (attest.go), loaded once per Build.
+	signer *signing.Key
 	// redis is the Redis client, when ARROWHEAD_REDIS_URL is set.
 	redis *goredis.Client
 	// pools are the PostgreSQL pools by DSN: adapters configured with the
@@ -116,6 +119,9 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	clock := o.Clock
 	if clock == nil {
 		clock = ports.SystemClock{}
+	}
+	if rt.signer, err = signer(s); err != nil {
+		return nil, err
 	}
 	auditW, logW := o.AuditWriter, o.LogWriter
 	if auditW == nil {
@@ -266,6 +272,8 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		KillBoard:    board,
 		CanaryTokens: canaryTokens,
 		Scanner:      scanner,
+		Signer:       rt.signer,
+		Version:      Version,
 		Families: families(s, familyPorts{egress: egress, sandbox: sandbox, corpus: corpus, authorizer: authorizer, connectors: conn,
 			exec: execP, notify: notifyPorts, repo: repoStore, tagger: tagger, completer: completer, context: ctxPorts,
 			memory: memory, memoryEmbedder: memoryEmbedder, tasks: tasks, scanner: scanner, clock: clock}),
