@@ -129,6 +129,10 @@ type Settings struct {
 	// AttestationKey is the attestation signing key, inline PEM or a path
 	// (extension variable).
 	AttestationKey string
+	// AuditCheckpointLines and AuditCheckpointSeconds space the audit
+	// log's signed checkpoints (extension variables).
+	AuditCheckpointLines   int
+	AuditCheckpointSeconds float64
 
 	HybridRRFK                int
 	HybridCandidateMultiplier int
