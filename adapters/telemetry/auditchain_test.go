@@ -201,7 +201,7 @@ func TestAuditChainThreeReplicasAndEachTampering(t *testing.T) {
 	if raceEnabled {
 		// The race detector slows hashing and parsing tenfold; the
 		// concurrency is the same.
-		total = 20_000
+		total = 10_000
 	}
 	shared, own, ids := replicaLog(t, k, total)
 
