@@ -10,6 +10,7 @@
 //	arrowhead migrate [--dry-run]  apply the embedded schema
 //	arrowhead kill throw|lift|list  live kill-switch rules on the shared board
 //	arrowhead canary new           mint canaries to plant
+//	arrowhead audit verify --key KEY FILE...  verify hash-chained audit logs
 //	arrowhead docs                 regenerate docs/reference/, .env.example and the tools' ceiling rows
 //	arrowhead version              the build version
 package main
@@ -69,6 +70,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return killCmd(args, stdout, stderr)
 	case "canary":
 		return canaryCmd(args, stdout, stderr)
+	case "audit":
+		return auditCmd(args, stdin, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "arrowhead %s\n", wire.Version)
 		return exitOK
@@ -95,6 +98,8 @@ const usage = `arrowhead: a hardened MCP server
                                  live kill-switch rules on every replica (Redis or ARROWHEAD_STATE_DSN)
   arrowhead canary new [--host HOST] [--append FILE]
                                  mint canaries to plant (ARROWHEAD_CANARY_TOKENS / _FILE)
+  arrowhead audit verify --key KEY FILE...
+                                 verify hash-chained audit logs (several replicas' files)
   arrowhead docs                 regenerate docs/reference/, .env.example and the tools' ceiling rows (from the checkout's root)
   arrowhead version              print the version
 `
