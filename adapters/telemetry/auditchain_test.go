@@ -608,3 +608,50 @@ func (w *failingWriter) Write(p []byte) (int, error) {
 	}
 	return w.buf.Write(p)
 }
+
+func smallLog(t *testing.T, k *signing.Key, n int) (logFile, string) {
+	t.Helper()
+	var buf bytes.Buffer
+	s, err := NewChainedAuditSink(&buf, Chain{Signer: k, CheckpointLines: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		s.Record(context.Background(), chainRecord(i))
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return logFile{"a.log", splitLines(buf.Bytes())}, s.ChainID()
+}
+
+func TestVerifyLocatesFirstLineAndReplayedLine(t *testing.T) {
+	k := newKey(t)
+	verify := verifierFor(t, k)
+	log, id := smallLog(t, k, 25)
+
+	t.Run("first line's prev_hash", func(t *testing.T) {
+		lines := append([]string(nil), log.lines...)
+		lines[0] = strings.Replace(lines[0], GenesisHash, strings.Repeat("1", 64), 1)
+		only(t, verifyFiles(t, verify, logFile{log.name, lines}), FindingAltered, log.name, 1, id, 1, "genesis")
+	})
+	t.Run("first line deleted", func(t *testing.T) {
+		only(t, verifyFiles(t, verify, logFile{log.name, log.lines[1:]}), FindingDeleted, log.name, 1, id, 2, "seq 1 missing before")
+	})
+	t.Run("a line written twice", func(t *testing.T) {
+		lines := append(append(append([]string(nil), log.lines[:8]...), log.lines[4]), log.lines[8:]...)
+		only(t, verifyFiles(t, verify, logFile{log.name, lines}), FindingInserted, log.name, 9, id, 5, "a second copy of the line at a.log:5")
+	})
+	t.Run("a line moved to the front", func(t *testing.T) {
+		lines := append([]string{log.lines[6]}, append(append([]string(nil), log.lines[:6]...), log.lines[7:]...)...)
+		only(t, verifyFiles(t, verify, logFile{log.name, lines}), FindingReordered, log.name, 1, id, 7, "belongs after seq 6 at a.log:7")
+	})
+	t.Run("the last plain line edited", func(t *testing.T) {
+		// The line before the shutdown checkpoint: the checkpoint's
+		// signature vouches for the hash it records.
+		i := len(log.lines) - 2
+		lines := append([]string(nil), log.lines...)
+		lines[i] = strings.Replace(lines[i], `"status":"ok"`, `"status":"error"`, 1)
+		only(t, verifyFiles(t, verify, logFile{log.name, lines}), FindingAltered, log.name, i+1, id, uint64(i+1), "altered")
+	})
+}

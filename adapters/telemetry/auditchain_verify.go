@@ -382,7 +382,11 @@ func (v *verifier) dropDuplicates(id string, entries []*entry) {
 			for _, n := range bySeq[seq+1] {
 				if n.prev == g.hash {
 					keep, found = g, true
+					break
 				}
+			}
+			if found {
+				break
 			}
 		}
 		if !found {
@@ -473,12 +477,19 @@ func (v *verifier) checkLinks(id string, bySeq []*entry) {
 	first := bySeq[0]
 	switch {
 	case first.seq > 1:
-		v.finding(FindingDeleted, first, id, fmt.Sprintf("seq 1 to %d missing before this line (deleted, or the chain's earlier files were not given)", first.seq-1))
+		missing := "seq 1"
+		if first.seq > 2 {
+			missing = fmt.Sprintf("seq 1 to %d", first.seq-1)
+		}
+		v.finding(FindingDeleted, first, id, missing+" missing before this line (deleted, or the chain's earlier files were not given)")
 	case first.prev != genesis:
-		v.finding(FindingAltered, first, id, "seq 1 does not carry the genesis prev_hash")
+		v.finding(FindingAltered, first, id, "the line was altered: seq 1 does not carry the genesis prev_hash")
 	}
 	// broken[i]: line i does not record the hash of line i-1.
 	broken := make([]bool, len(bySeq))
+	// A first line whose prev_hash was altered also breaks the link after
+	// it: that break is the same finding.
+	skipNext := first.seq == 1 && first.prev != genesis
 	for i := 1; i < len(bySeq); i++ {
 		a, b := bySeq[i-1], bySeq[i]
 		if b.seq > a.seq+1 {
@@ -490,6 +501,9 @@ func (v *verifier) checkLinks(id string, bySeq []*entry) {
 			continue
 		}
 		broken[i] = b.prev != a.hash
+		if i == 1 && skipNext {
+			broken[i] = false
+		}
 	}
 	// One altered line breaks the link after it; a line whose prev_hash was
 	// altered also breaks its own. So two breaks in a row name the line
