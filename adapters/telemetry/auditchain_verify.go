@@ -200,11 +200,24 @@ func (v *verifier) read(file int, r io.Reader) error {
 	for n := 1; ; n++ {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			// A line longer than the buffer: gather it, up to a bound.
+			// A line longer than the buffer: gather it, up to a bound
+			// past which the rest is read and the line skipped (an
+			// audit line is far shorter).
 			long := append([]byte(nil), line...)
-			for errors.Is(err, bufio.ErrBufferFull) && len(long) <= maxAuditLine {
+			for errors.Is(err, bufio.ErrBufferFull) {
 				line, err = br.ReadSlice('\n')
-				long = append(long, line...)
+				if len(long) <= maxAuditLine {
+					long = append(long, line...)
+				}
+			}
+			if len(long) > maxAuditLine {
+				v.report.Skipped++
+				if errors.Is(err, io.EOF) {
+					return nil
+				} else if err != nil {
+					return err
+				}
+				continue
 			}
 			line = long
 		}
