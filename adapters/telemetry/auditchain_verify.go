@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -113,7 +114,6 @@ const maxAuditLine = 1 << 20
 type entry struct {
 	file     int
 	line     int
-	order    int // position among the chain's lines in input order
 	seq      uint64
 	prev     [sha256.Size]byte
 	hash     [sha256.Size]byte
@@ -291,7 +291,6 @@ func (v *verifier) line(file, n int, b []byte, cut bool) {
 		v.chains[id] = c
 	}
 	v.pos++
-	e.order = len(c.entries)
 	c.entries = append(c.entries, e)
 }
 
@@ -327,15 +326,7 @@ func (v *verifier) checkChain(id string, c *chainEntries) {
 	v.checkOrder(id, live)
 
 	bySeq := slices.Clone(live)
-	slices.SortFunc(bySeq, func(a, b *entry) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(bySeq, func(a, b *entry) int { return cmp.Compare(a.seq, b.seq) })
 	v.checkLinks(id, bySeq)
 
 	rep := ChainReport{ID: id, Lines: len(c.entries)}

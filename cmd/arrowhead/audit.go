@@ -114,10 +114,13 @@ func printAuditReport(w io.Writer, rep *telemetry.AuditReport) {
 			fmt.Fprintln(w, f.String())
 		}
 	}
-	for id, n := range shown {
-		if n > maxFindingsPerChain {
-			fmt.Fprintf(w, "... and %d more findings in chain %s\n", n-maxFindingsPerChain, id)
+	for _, c := range rep.Chains {
+		if n := shown[c.ID]; n > maxFindingsPerChain {
+			fmt.Fprintf(w, "... and %d more findings in chain %s\n", n-maxFindingsPerChain, c.ID)
 		}
+	}
+	if n := shown[""]; n > maxFindingsPerChain {
+		fmt.Fprintf(w, "... and %d more findings outside any chain\n", n-maxFindingsPerChain)
 	}
 	verdict := "every chain verifies"
 	switch {
