@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"slices"
 	"strconv"
@@ -62,6 +63,8 @@ const (
 // underlying writer, and Record returns once it is written.
 type AuditSink struct {
 	log *otelzap.Logger
+	// chain numbers and hashes the lines; nil for an unchained sink.
+	chain *chainWriter
 }
 
 var _ ports.AuditSink = (*AuditSink)(nil)
@@ -69,6 +72,10 @@ var _ ports.AuditSink = (*AuditSink)(nil)
 // NewAuditSink returns a sink writing JSON lines to w. The caller chooses w:
 // stdout over HTTP, stderr over stdio (where stdout is the protocol).
 func NewAuditSink(w io.Writer, opts ...LogOption) *AuditSink {
+	return newAuditSink(lockedSyncer(w), opts)
+}
+
+func newAuditSink(out zapcore.WriteSyncer, opts []LogOption) *AuditSink {
 	o := applyLogOptions(opts)
 	enc := encoderConfig()
 	// Record writes time, level and msg itself, in that order: the time is
@@ -76,7 +83,7 @@ func NewAuditSink(w io.Writer, opts ...LogOption) *AuditSink {
 	// zap encodes the entry.
 	enc.TimeKey, enc.LevelKey, enc.MessageKey = "", "", ""
 	enc.NewReflectedEncoder = newShapesEncoder
-	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), lockedSyncer(w), zapcore.DebugLevel)
+	core := zapcore.NewCore(zapcore.NewJSONEncoder(enc), out, zapcore.DebugLevel)
 
 	otelOpts := bridgeOptions(o.provider, zapcore.InfoLevel)
 	// No sampling or stack trace: every call gets exactly one line of fixed
@@ -152,8 +159,20 @@ func (s *AuditSink) Record(ctx context.Context, rec ports.AuditRecord) {
 	s.log.InfoContext(ctx, AuditMessage, fields...)
 }
 
-// Sync flushes the writer (if it can be flushed). Call it on shutdown.
+// Sync flushes the writer (if it can be flushed).
 func (s *AuditSink) Sync() error { return s.log.Sync() }
+
+// Close writes a chained sink's final checkpoint, then flushes the writer.
+// Call it once on shutdown, after the last call was served; a line
+// recorded after it is still chained and closed by a final checkpoint of
+// its own.
+func (s *AuditSink) Close() error {
+	var err error
+	if s.chain != nil {
+		err = s.chain.close()
+	}
+	return errors.Join(err, s.log.Sync())
+}
 
 // shapeMap is the args field: a JSON object in the line, and its JSON text
 // when bridged to an OpenTelemetry log record (otelzap renders reflected

@@ -14,7 +14,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/inproc"
 	"github.com/arrowhead-go/arrowhead/adapters/postgres"
 	"github.com/arrowhead-go/arrowhead/adapters/redis"
-	"github.com/arrowhead-go/arrowhead/adapters/telemetry"
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/authz"
 	"github.com/arrowhead-go/arrowhead/core/settings"
@@ -88,9 +87,15 @@ func KillSwitch(ctx context.Context, s *settings.Settings, auditW io.Writer) (_ 
 	if err != nil {
 		return nil, err
 	}
-	sink := telemetry.NewAuditSink(auditW, bridge...)
+	key, err := signer(s)
+	if err != nil {
+		return nil, err
+	}
+	sink, err := rt.auditSink(s, key, auditW, bridge)
+	if err != nil {
+		return nil, err
+	}
 	rt.Audit = sink
-	rt.closers = append(rt.closers, func(context.Context) error { return sink.Sync() })
 	rt.App, err = core.New(core.Deps{
 		Settings:   s,
 		Authorizer: authz.AllowAll{},

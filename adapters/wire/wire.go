@@ -139,9 +139,9 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	}
 	logger := rt.Logger
 	rt.closers = append(rt.closers, func(context.Context) error { _ = logger.Sync(); return nil })
-	sink := telemetry.NewAuditSink(auditW, bridge...)
-	rt.Audit = sink
-	rt.closers = append(rt.closers, func(context.Context) error { return sink.Sync() })
+	if rt.Audit, err = rt.auditSink(s, rt.signer, auditW, bridge); err != nil {
+		return nil, err
+	}
 	// Export failures name the collector and the error: log a fixed event
 	// instead of OpenTelemetry's default (stderr, the audit stream over
 	// stdio), and only locally, or each failed export would queue a record
@@ -265,7 +265,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 		Settings:     s,
 		Authorizer:   authorizer,
 		Rates:        rates,
-		Audit:        sink,
+		Audit:        rt.Audit,
 		Tracer:       tel.Tracer(),
 		Metrics:      tel.Metrics(),
 		Clock:        clock,

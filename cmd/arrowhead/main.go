@@ -11,6 +11,7 @@
 //	arrowhead kill throw|lift|list  live kill-switch rules on the shared board
 //	arrowhead canary new           mint canaries to plant
 //	arrowhead attest fetch|verify|diff|pin|check  the signed tool-surface manifest
+//	arrowhead audit verify --key KEY FILE...  verify hash-chained audit logs
 //	arrowhead docs                 regenerate docs/reference/, .env.example and the tools' ceiling rows
 //	arrowhead version              the build version
 package main
@@ -72,6 +73,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return canaryCmd(args, stdout, stderr)
 	case "attest":
 		return attestCmd(args, stdin, stdout, stderr)
+	case "audit":
+		return auditCmd(args, stdin, stdout, stderr)
 	case "version", "--version", "-v":
 		fmt.Fprintf(stdout, "arrowhead %s\n", wire.Version)
 		return exitOK
@@ -100,6 +103,8 @@ const usage = `arrowhead: a hardened MCP server
                                  mint canaries to plant (ARROWHEAD_CANARY_TOKENS / _FILE)
   arrowhead attest fetch|verify|diff|pin|check
                                  the signed tool-surface manifest (arrowhead attest help)
+  arrowhead audit verify --key KEY FILE...
+                                 verify hash-chained audit logs (several replicas' files)
   arrowhead docs                 regenerate docs/reference/, .env.example and the tools' ceiling rows (from the checkout's root)
   arrowhead version              print the version
 `

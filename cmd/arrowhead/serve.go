@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
 	"strconv"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -66,6 +68,11 @@ func serveCmd(stdin io.Reader, stdout, stderr io.Writer) int {
 		return exitFailure
 	}
 	defer func() {
+		// Closing writes the audit chain's final checkpoint. A stdio
+		// client may already have closed our stderr (mcp-go's does,
+		// before waiting for the exit): that write must fail with EPIPE,
+		// not kill the process with SIGPIPE before the other closers run.
+		signal.Ignore(syscall.SIGPIPE)
 		closeCtx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 		defer cancel()
 		_ = rt.Close(closeCtx)

@@ -131,6 +131,10 @@ type Settings struct {
 	// AttestationKey is the attestation signing key, inline PEM or a path
 	// (extension variable).
 	AttestationKey string
+	// AuditCheckpointLines and AuditCheckpointSeconds space the audit
+	// log's signed checkpoints (extension variables).
+	AuditCheckpointLines   int
+	AuditCheckpointSeconds float64
 
 	HybridRRFK                int
 	HybridCandidateMultiplier int
@@ -249,7 +253,7 @@ var Extensions = []string{
 	"ARROWHEAD_REDACT_READS", "ARROWHEAD_EGRESS_GUARD", "ARROWHEAD_EGRESS_GUARD_WINDOW_SECONDS",
 	"ARROWHEAD_CANARY_TOKENS", "ARROWHEAD_CANARY_FILE", "ARROWHEAD_CANARY_TRIP_SECONDS",
 	"ARROWHEAD_OAUTH_DPOP", "ARROWHEAD_OAUTH_DPOP_WINDOW",
-	"ARROWHEAD_ATTESTATION_KEY",
+	"ARROWHEAD_ATTESTATION_KEY", "ARROWHEAD_AUDIT_CHECKPOINT_LINES", "ARROWHEAD_AUDIT_CHECKPOINT_SECONDS",
 }
 
 // SecretValues are the effective values of every variable marked secret

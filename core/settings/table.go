@@ -434,6 +434,10 @@ func (s *Settings) varsWith(ceilings []ToolCeiling) []*Var {
 		in(Section{Title: "Attestation", About: "The server's Ed25519 attestation key: it signs the manifest of the tool surface each caller sees and the audit log's checkpoints, and its public half is published so clients and auditors verify both offline.", Extension: true},
 			secretText("ARROWHEAD_ATTESTATION_KEY", "", &s.AttestationKey).
 				means("The attestation key: a PEM PKCS#8 Ed25519 private key given inline, or the path of a file holding one; empty generates one once into ARROWHEAD_DATA_DIR (attestation-key.pem, mode 0600), which every process sharing that directory then uses. Replicas behind one load balancer need the same key."),
+			integer("ARROWHEAD_AUDIT_CHECKPOINT_LINES", "1000", &s.AuditCheckpointLines).
+				means("The audit log writes a signed checkpoint line after this many chained lines (and every ARROWHEAD_AUDIT_CHECKPOINT_SECONDS, and at shutdown); arrowhead audit verify vouches for lines up to the last checkpoint."),
+			seconds("ARROWHEAD_AUDIT_CHECKPOINT_SECONDS", "60", &s.AuditCheckpointSeconds).
+				means("The longest an audit line waits for a signed checkpoint: one is written this often when lines were written since the last."),
 		),
 	)
 }

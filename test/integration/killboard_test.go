@@ -88,7 +88,7 @@ func TestKillCommandAuditsThroughTheConfiguredSink(t *testing.T) {
 	col := &telemetrytest.Collector{}
 	srv := httptest.NewServer(col)
 	t.Cleanup(srv.Close)
-	s := coretest.Settings(t, map[string]string{"ARROWHEAD_REDIS_URL": url, "ARROWHEAD_OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL})
+	s := coretest.Settings(t, map[string]string{"ARROWHEAD_DATA_DIR": t.TempDir(), "ARROWHEAD_REDIS_URL": url, "ARROWHEAD_OTEL_EXPORTER_OTLP_ENDPOINT": srv.URL})
 	var lines bytes.Buffer
 	ctx := context.Background()
 	rt, err := wire.KillSwitch(ctx, s, &lines)
