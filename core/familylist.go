@@ -54,27 +54,29 @@ type Family[C, P, S any] struct {
 
 // FamilyTool is one entry of a family's tool list (see Tool).
 type FamilyTool[S any] struct {
-	// spec is the tool unbound; bind serves it from s; unready serves it
-	// as not configured with the given refusal.
-	spec    func(catalog.Bounds) catalog.ToolSpec
-	bind    func(catalog.Bounds, S) catalog.ToolSpec
-	unready func(catalog.Bounds, string) catalog.ToolSpec
+	// in is the tool as the family lists it (catalog.Tool.In); bind serves
+	// it from s; unready serves it as not configured with the refusal.
+	in      func(catalog.Family, catalog.Bounds) catalog.ToolSpec
+	bind    func(catalog.Family, catalog.Bounds, S) catalog.ToolSpec
+	unready func(catalog.Family, catalog.Bounds, string) catalog.ToolSpec
 	ready   func(S) bool
 	refusal string
 }
 
 // Tool lists tool t, served by handler h: typically a method expression
 // such as (*server).search, so a reader can jump from the list to the
-// code that runs.
+// code that runs. The list gives t its family: its definition need not.
 func Tool[S, In, Out any](t catalog.Tool[In, Out], h func(S, context.Context, catalog.Call, In) (*catalog.Reply[Out], error)) FamilyTool[S] {
 	return FamilyTool[S]{
-		spec: func(b catalog.Bounds) catalog.ToolSpec { return t.WithBounds(b).Spec() },
-		bind: func(b catalog.Bounds, s S) catalog.ToolSpec {
-			return t.WithBounds(b).Bind(func(ctx context.Context, call catalog.Call, in In) (*catalog.Reply[Out], error) {
+		in: func(f catalog.Family, b catalog.Bounds) catalog.ToolSpec { return t.In(f, b).Spec() },
+		bind: func(f catalog.Family, b catalog.Bounds, s S) catalog.ToolSpec {
+			return t.In(f, b).Bind(func(ctx context.Context, call catalog.Call, in In) (*catalog.Reply[Out], error) {
 				return h(s, ctx, call, in)
 			})
 		},
-		unready: func(b catalog.Bounds, refusal string) catalog.ToolSpec { return t.WithBounds(b).NotConfigured(refusal) },
+		unready: func(f catalog.Family, b catalog.Bounds, refusal string) catalog.ToolSpec {
+			return t.In(f, b).NotConfigured(refusal)
+		},
 	}
 }
 
@@ -87,11 +89,11 @@ func (ft FamilyTool[S]) Needs(ready func(S) bool, refusal string) FamilyTool[S] 
 	return ft
 }
 
-func (ft FamilyTool[S]) served(b catalog.Bounds, s S) catalog.ToolSpec {
+func (ft FamilyTool[S]) served(f catalog.Family, b catalog.Bounds, s S) catalog.ToolSpec {
 	if ft.ready != nil && !ft.ready(s) {
-		return ft.unready(b, ft.refusal)
+		return ft.unready(f, b, ft.refusal)
 	}
-	return ft.bind(b, s)
+	return ft.bind(f, b, s)
 }
 
 // FamilyResource is one entry of a family's resource list (see Resource).
@@ -231,7 +233,7 @@ func (l listed[C, P, S]) components(s *settings.Settings) (Components, error) {
 	var out Components
 	if !l.bound {
 		for _, t := range f.Tools {
-			out.Tools = append(out.Tools, t.spec(b))
+			out.Tools = append(out.Tools, t.in(f.ID, b))
 		}
 		for _, r := range f.Resources {
 			out.Resources = append(out.Resources, r.declared())
@@ -249,7 +251,7 @@ func (l listed[C, P, S]) components(s *settings.Settings) (Components, error) {
 	}
 	srv := f.Serve(c, l.ports)
 	for _, t := range f.Tools {
-		out.Tools = append(out.Tools, t.served(b, srv))
+		out.Tools = append(out.Tools, t.served(f.ID, b, srv))
 	}
 	for _, r := range f.Resources {
 		out.Resources = append(out.Resources, r.served(srv))

@@ -257,7 +257,11 @@ func TestFamilyGate(t *testing.T) {
 			GateDoc:   "`ARROWHEAD_EXEC_ENABLED` is true",
 			Serve:     func(bool, struct{}) struct{} { return struct{}{} },
 			Tools: []core.FamilyTool[struct{}]{
-				core.Tool(echoDef(), func(_ struct{}, _ context.Context, _ catalog.Call, in echoInput) (*catalog.Reply[echoOutput], error) {
+				core.Tool(catalog.Define[echoInput, echoOutput](catalog.ToolDef{
+					Name: "echo", Scope: "tools:read", // its family is the list's: exec
+					Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CALCULATE_PER_MINUTE", Default: 120},
+					Description: "Echo text. Example: echo(text=\"hi\")",
+				}), func(_ struct{}, _ context.Context, _ catalog.Call, in echoInput) (*catalog.Reply[echoOutput], error) {
 					return catalog.Answer(echoOutput(in), in.Text), nil
 				}),
 			},

@@ -45,10 +45,10 @@ type Bounds map[string]int
 //     ";" with the same keys. A numeric tag value "$name" is looked up in
 //     bounds.
 func SchemaFor[T any](bounds Bounds) (*Schema, error) {
-	d := newDeriver(bounds)
+	d := newDeriver(bounds, nil)
 	s, err := d.root(reflect.TypeFor[T]())
 	if err == nil {
-		err = d.unused(nil)
+		err = d.unused()
 	}
 	return s, err
 }
@@ -70,14 +70,16 @@ func implements(t, i reflect.Type) bool {
 	return t.Implements(i) || reflect.PointerTo(t).Implements(i)
 }
 
+// deriver derives schemas with a tool's own bounds, which must all be
+// used, and its family's, which need not be.
 type deriver struct {
-	bounds   Bounds
-	used     map[string]bool
-	visiting map[reflect.Type]bool
+	bounds, family Bounds
+	used           map[string]bool
+	visiting       map[reflect.Type]bool
 }
 
-func newDeriver(b Bounds) *deriver {
-	return &deriver{bounds: b, used: map[string]bool{}, visiting: map[reflect.Type]bool{}}
+func newDeriver(own, family Bounds) *deriver {
+	return &deriver{bounds: own, family: family, used: map[string]bool{}, visiting: map[reflect.Type]bool{}}
 }
 
 // root derives a top-level object schema.
@@ -90,10 +92,10 @@ func (d *deriver) root(t reflect.Type) (*Schema, error) {
 
 // unused reports a bound no placeholder asked for (a typo, or a limit the
 // schema forgot to apply).
-func (d *deriver) unused(shared Bounds) error {
+func (d *deriver) unused() error {
 	var names []string
 	for k := range d.bounds {
-		if _, family := shared[k]; !d.used[k] && !family {
+		if !d.used[k] {
 			names = append(names, k)
 		}
 	}
@@ -293,17 +295,22 @@ func (d *deriver) apply(s *Schema, lookup func(string) (string, bool), path stri
 // number reads a numeric tag value or a $bound.
 func (d *deriver) number(v string) (float64, error) {
 	if name, ok := strings.CutPrefix(v, "$"); ok {
-		if n, ok := defaultBounds[name]; ok {
-			if _, dup := d.bounds[name]; dup {
-				return 0, fmt.Errorf("bound %s is catalog-wide and must not be supplied", name)
-			}
-			return float64(n), nil
-		}
-		n, found := d.bounds[name]
-		if !found {
+		n, catalogWide := defaultBounds[name]
+		own, isOwn := d.bounds[name]
+		family, isFamily := d.family[name]
+		switch {
+		case catalogWide && (isOwn || isFamily):
+			return 0, fmt.Errorf("bound %s is catalog-wide and must not be supplied", name)
+		case isOwn && isFamily:
+			return 0, fmt.Errorf("bound %s is set by both the tool and its family", name)
+		case isOwn:
+			d.used[name] = true
+			n = own
+		case isFamily:
+			n = family
+		case !catalogWide:
 			return 0, fmt.Errorf("bound %s is not supplied", name)
 		}
-		d.used[name] = true
 		return float64(n), nil
 	}
 	return strconv.ParseFloat(v, 64)

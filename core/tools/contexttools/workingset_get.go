@@ -35,7 +35,6 @@ type workingSetOutput struct {
 // workingsetGet defines workingset_get.
 var workingsetGet = catalog.Define[workingsetGetInput, workingSetOutput](catalog.ToolDef{
 	Name:        "workingset_get",
-	Family:      catalog.FamilyContext,
 	Scope:       "context:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_WORKINGSET_GET_PER_MINUTE", Default: 60},
 	Description: "Read the contents of a named working set you own. A set you do not own is reported as not found. Example: workingset_get(name=\"bug\")",

@@ -18,7 +18,6 @@ type workingsetUpdateInput struct {
 // ARROWHEAD_WORKINGSET_MAX_ITEMS bound.
 var workingsetUpdate = catalog.Define[workingsetUpdateInput, workingSetOutput](catalog.ToolDef{
 	Name:        "workingset_update",
-	Family:      catalog.FamilyContext,
 	Scope:       "context:write",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_WORKINGSET_UPDATE_PER_MINUTE", Default: 30},
 	Description: "Pin, unpin, or clear references in a named working set. Each item is {\"kind\": \"doc\"|\"repo_file\", \"identifier\": ..., \"note\": ...}; pinned items are authorized as you pin them. Example: workingset_update(name=\"bug\", action=\"pin\", items=[{\"kind\": \"repo_file\", \"identifier\": \"src/app.py\"}])",

@@ -23,7 +23,6 @@ type readFileOutput struct {
 // relative path, sanitized and framed as untrusted data.
 var readFile = catalog.Define[readFileInput, readFileOutput](catalog.ToolDef{
 	Name:        "read_file",
-	Family:      catalog.FamilyCore,
 	Scope:       "tools:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_READ_FILE_PER_MINUTE", Default: 60},
 	Description: "Read a text file from the server's sandbox directory by relative path. Example: read_file(path=\"welcome.txt\").",

@@ -47,7 +47,6 @@ type docIndexOutput struct {
 // docIndex defines doc_index.
 var docIndex = catalog.Define[docIndexInput, docIndexOutput](catalog.ToolDef{
 	Name:    "doc_index",
-	Family:  catalog.FamilyData,
 	Scope:   "vector:write",
 	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_VECTOR_INDEX_PER_MINUTE", Default: 6},
 	Description: "Index corpus documents into a collection for vector_query and hybrid_query: chunk, embed and store under the caller's tenant; unchanged chunks are not re-embedded and chunks of deleted or shrunk documents are removed. " +

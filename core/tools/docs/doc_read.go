@@ -30,7 +30,6 @@ type readOutput struct {
 // docRead defines doc_read.
 var docRead = catalog.Define[docReadInput, readOutput](catalog.ToolDef{
 	Name:        "doc_read",
-	Family:      catalog.FamilyDocs,
 	Scope:       "docs:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_READ_PER_MINUTE", Default: 60},
 	Description: "Read a JSON, Markdown or text document from the corpus by relative path; returns sanitized content framed as untrusted data. Example: doc_read(path=\"notes/todo.md\")",

@@ -36,7 +36,6 @@ type ScanOutput struct {
 // docScan defines doc_scan.
 var docScan = catalog.Define[docScanInput, ScanOutput](catalog.ToolDef{
 	Name:        "doc_scan",
-	Family:      catalog.FamilyDocs,
 	Scope:       "docs:scan",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_SCAN_PER_MINUTE", Default: 20},
 	Description: "Scan corpus documents for secrets and PII; returns type, location and a hashed placeholder, never the raw value. Example: doc_scan(path_prefix=\"exports/\")",

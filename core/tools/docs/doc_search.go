@@ -45,7 +45,6 @@ type docSearchOutput struct {
 // ARROWHEAD_SEARCH_QUERY_MAX_LENGTH bound.
 var docSearch = catalog.Define[docSearchInput, docSearchOutput](catalog.ToolDef{
 	Name:        "doc_search",
-	Family:      catalog.FamilyDocs,
 	Scope:       "docs:search",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_SEARCH_PER_MINUTE", Default: 60},
 	Description: "Search corpus documents for a query and return the first matches in path and line order as bounded, sanitized snippets. Literal by default; use_regex when the deployment enables it. The answer says whether every document was searched and, when a cap stopped it, how far it got. Example: doc_search(query=\"deadline\", path_prefix=\"notes/\")",

@@ -59,7 +59,6 @@ var confirmSchema = sync.OnceValue(func() *catalog.Schema {
 // the family's ARROWHEAD_DOC_WRITE_MAX_BYTES.
 var docWrite = catalog.Define[docWriteInput, docWriteOutput](catalog.ToolDef{
 	Name:    "doc_write",
-	Family:  catalog.FamilyDocs,
 	Scope:   "docs:write",
 	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_DOC_WRITE_PER_MINUTE", Default: 30},
 	Description: "Write a JSON, Markdown or text document to the corpus from content or an attachment {source, filename?, mime_type?}. " +

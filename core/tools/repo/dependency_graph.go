@@ -40,7 +40,6 @@ type dependencyGraphOutput struct {
 // dependencyGraph defines dependency_graph.
 var dependencyGraph = catalog.Define[dependencyGraphInput, dependencyGraphOutput](catalog.ToolDef{
 	Name:        "dependency_graph",
-	Family:      catalog.FamilyRepo,
 	Scope:       "repo:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DEPENDENCY_GRAPH_PER_MINUTE", Default: 10},
 	Description: "Map the imports between the Python modules and Go packages under a repository prefix, marking dependencies outside it as external. Example: dependency_graph(path_prefix=\"src/\")",

@@ -25,7 +25,6 @@ type startOutput struct {
 // scanCorpusAsync defines scan_corpus_async.
 var scanCorpusAsync = catalog.Define[scanCorpusAsyncInput, startOutput](catalog.ToolDef{
 	Name:    "scan_corpus_async",
-	Family:  catalog.FamilyTasks,
 	Scope:   "docs:scan",
 	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_START_PER_MINUTE", Default: 10, About: "Background tasks (scan_corpus_async) a caller may start per minute: starting is expensive, polling cheap."},
 	Description: "Start a background secrets-and-PII scan of the corpus (or a path prefix) and return a task handle at once. " +
