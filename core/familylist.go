@@ -26,11 +26,14 @@ import (
 // FamilyTool.Needs, and is then served as not configured.
 type Family[C, P, S any] struct {
 	ID catalog.Family
-	// Configure reads the family's Config from the settings. It must be a
-	// pure, cheap copy: the gate, Serves and the build each read it (a few
-	// times per start, never per call). Handlers see only the Config and
-	// the ports (both through S).
-	Configure func(*settings.Settings) C
+	// The Config is filled from the settings by its fields' tags, each
+	// naming the variable it holds (`setting:"ARROWHEAD_EXEC_ENABLED"`, see
+	// settings.Fill); Configure, when set, then adds what no one variable
+	// holds (a value derived from several). It must be cheap and pure: the
+	// gate, Serves and the build each read the Config (a few times per
+	// start, never per call). Handlers see only the Config and the ports
+	// (both through S).
+	Configure func(*settings.Settings, *C)
 	// Gate, when set, must also hold for the family to be served (exec
 	// needs ARROWHEAD_EXEC_ENABLED, for instance).
 	Gate func(C) bool
@@ -196,15 +199,22 @@ func (f Family[C, P, S]) Serves(s *settings.Settings) bool {
 }
 
 func (f Family[C, P, S]) gateOpen(s *settings.Settings) bool {
-	return f.Gate == nil || f.Gate(f.config(s))
+	c, err := f.Config(s)
+	// A Config that cannot be filled opens the gate, so that building
+	// the family reports why.
+	return f.Gate == nil || err != nil || f.Gate(c)
 }
 
-func (f Family[C, P, S]) config(s *settings.Settings) C {
+// Config is the family's Config under s.
+func (f Family[C, P, S]) Config(s *settings.Settings) (C, error) {
 	var c C
-	if f.Configure != nil {
-		c = f.Configure(s)
+	if err := s.Fill(&c); err != nil {
+		return c, fmt.Errorf("%w: the %s family's Config: %w", catalog.ErrIncompleteSpec, f.ID, err)
 	}
-	return c
+	if f.Configure != nil {
+		f.Configure(s, &c)
+	}
+	return c, nil
 }
 
 func (f Family[C, P, S]) bounds(c C) catalog.Bounds {
@@ -228,7 +238,10 @@ func (l listed[C, P, S]) gateDoc() (string, bool)        { return l.f.GateDoc, l
 
 func (l listed[C, P, S]) components(s *settings.Settings) (Components, error) {
 	f := l.f
-	c := f.config(s)
+	c, err := f.Config(s)
+	if err != nil {
+		return Components{}, err
+	}
 	b := f.bounds(c)
 	var out Components
 	if !l.bound {
@@ -263,8 +276,12 @@ func (l listed[C, P, S]) components(s *settings.Settings) (Components, error) {
 }
 
 // Declare lists the family's components under s, unbound: what a listing
-// or a test reads. Nothing is constructed and nothing runs.
+// or a test reads. Nothing is constructed and nothing runs. It panics on a
+// Config whose tags name no variable, a mistake every start reports.
 func (f Family[C, P, S]) Declare(s *settings.Settings) Components {
-	c, _ := f.Declared().components(s) // declaring cannot fail
+	c, err := f.Declared().components(s)
+	if err != nil {
+		panic(err)
+	}
 	return c
 }

@@ -252,7 +252,7 @@ func TestFamilyGate(t *testing.T) {
 		s := coretest.Settings(t, map[string]string{"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_EXEC_ENABLED": enabled})
 		gated := core.Family[bool, struct{}, struct{}]{
 			ID:        catalog.FamilyExec,
-			Configure: func(s *settings.Settings) bool { return s.ExecEnabled },
+			Configure: func(s *settings.Settings, c *bool) { *c = s.ExecEnabled },
 			Gate:      func(enabled bool) bool { return enabled },
 			GateDoc:   "`ARROWHEAD_EXEC_ENABLED` is true",
 			Serve:     func(bool, struct{}) struct{} { return struct{}{} },
