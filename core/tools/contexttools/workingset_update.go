@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -22,7 +21,7 @@ var workingsetUpdate = catalog.Define[workingsetUpdateInput, workingSetOutput](c
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_WORKINGSET_UPDATE_PER_MINUTE", Default: 30},
 	Description: "Pin, unpin, or clear references in a named working set. Each item is {\"kind\": \"doc\"|\"repo_file\", \"identifier\": ..., \"note\": ...}; pinned items are authorized as you pin them. Example: workingset_update(name=\"bug\", action=\"pin\", items=[{\"kind\": \"repo_file\", \"identifier\": \"src/app.py\"}])",
 	Annotations: catalog.Annotations{Title: "Update working set"},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes, "note": maxNoteBytes},
+	Bounds:      catalog.Bounds{"note": maxNoteBytes},
 })
 
 // update is workingset_update.

@@ -10,7 +10,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -52,7 +51,6 @@ var docIndex = catalog.Define[docIndexInput, docIndexOutput](catalog.ToolDef{
 	Description: "Index corpus documents into a collection for vector_query and hybrid_query: chunk, embed and store under the caller's tenant; unchanged chunks are not re-embedded and chunks of deleted or shrunk documents are removed. " +
 		"Example: doc_index(collection=\"doc_chunks\", path_prefix=\"handbook/\")",
 	Annotations: catalog.Annotations{Title: "Index documents", Idempotent: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 // index serves doc_index: the corpus it reads, the embedder, the vector

@@ -5,7 +5,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -34,7 +33,6 @@ var docRead = catalog.Define[docReadInput, readOutput](catalog.ToolDef{
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_READ_PER_MINUTE", Default: 60},
 	Description: "Read a JSON, Markdown or text document from the corpus by relative path; returns sanitized content framed as untrusted data. Example: doc_read(path=\"notes/todo.md\")",
 	Annotations: catalog.Annotations{Title: "Read document", ReadOnly: true, Idempotent: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 func (c *corpus) readTool(ctx context.Context, call catalog.Call, in docReadInput) (*catalog.Reply[readOutput], error) {

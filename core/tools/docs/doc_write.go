@@ -15,7 +15,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/attach"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -64,7 +63,6 @@ var docWrite = catalog.Define[docWriteInput, docWriteOutput](catalog.ToolDef{
 	Description: "Write a JSON, Markdown or text document to the corpus from content or an attachment {source, filename?, mime_type?}. " +
 		"Creates a new document; overwrite=true replaces one, after confirmation where the client supports it. Example: doc_write(path=\"notes/todo.md\", content=\"# Todo\")",
 	Annotations: catalog.Annotations{Title: "Write document", Destructive: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 // write is doc_write: validate, authorize, confirm an overwrite where the

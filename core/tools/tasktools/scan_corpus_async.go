@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -31,7 +30,6 @@ var scanCorpusAsync = catalog.Define[scanCorpusAsyncInput, startOutput](catalog.
 		"Poll it with task_get(task_id=...) and cancel it with task_update(task_id=..., action=\"cancel\"). " +
 		"Example: scan_corpus_async(path_prefix=\"exports/\")",
 	Annotations: catalog.Annotations{Title: "Start a background scan"},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 // scanInput is a scan task's recorded input.
