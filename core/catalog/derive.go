@@ -351,54 +351,48 @@ func (f field) lookup(key string) (string, bool) {
 	return f.tag.Lookup(key)
 }
 
-// fieldsOf lists t's JSON properties the way encoding/json names them.
+// fieldsOf lists t's JSON properties by encoding/json's naming rules;
+// where those rules would drop a field silently (two of one name) the type
+// is refused instead.
 func fieldsOf(t reflect.Type) ([]field, error) {
 	var fields []field
-	if err := collectFields(t, &fields); err != nil {
-		return nil, err
-	}
 	seen := map[string]bool{}
-	for _, f := range fields {
-		if seen[f.name] {
-			return nil, fmt.Errorf("%w: %s has two properties named %q", ErrBadSchemaType, t, f.name)
-		}
-		seen[f.name] = true
-	}
-	return fields, nil
-}
-
-// collectFields lists t's properties by encoding/json's naming rules; where
-// those rules would drop a field silently (two of one name) fieldsOf
-// refuses the type instead.
-func collectFields(t reflect.Type, out *[]field) error {
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if sf.Anonymous && name == "" {
-			if sf.Type.Kind() != reflect.Struct {
-				return fmt.Errorf("%w: %s embeds %s, which is not a struct value", ErrBadSchemaType, t, sf.Type)
+	var collect func(reflect.Type) error
+	collect = func(st reflect.Type) error {
+		for i := range st.NumField() {
+			sf := st.Field(i)
+			tag := sf.Tag.Get("json")
+			if tag == "-" {
+				continue
 			}
-			if err := collectFields(sf.Type, out); err != nil {
-				return err
+			name, opts, _ := strings.Cut(tag, ",")
+			if sf.Anonymous && name == "" {
+				if sf.Type.Kind() != reflect.Struct {
+					return fmt.Errorf("%w: %s embeds %s, which is not a struct value", ErrBadSchemaType, st, sf.Type)
+				}
+				if err := collect(sf.Type); err != nil {
+					return err
+				}
+				continue
 			}
-			continue
+			if !sf.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = sf.Name
+			}
+			if seen[name] {
+				return fmt.Errorf("%w: %s has two properties named %q", ErrBadSchemaType, t, name)
+			}
+			seen[name] = true
+			f := field{name: name, typ: sf.Type, tag: sf.Tag}
+			for _, o := range strings.Split(opts, ",") {
+				f.optional = f.optional || o == "omitempty" || o == "omitzero"
+				f.quoted = f.quoted || o == "string"
+			}
+			fields = append(fields, f)
 		}
-		if !sf.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		f := field{name: name, typ: sf.Type, tag: sf.Tag}
-		for _, o := range strings.Split(opts, ",") {
-			f.optional = f.optional || o == "omitempty" || o == "omitzero"
-			f.quoted = f.quoted || o == "string"
-		}
-		*out = append(*out, f)
+		return nil
 	}
-	return nil
+	return fields, collect(t)
 }
