@@ -139,15 +139,6 @@ func vectorsOf(c Config, p Ports) vectorRetriever {
 // maxNoteBytes bounds one pin's note.
 const maxNoteBytes = 500
 
-// owner is the key a caller's sets are stored under: the verified subject
-// only, never an argument.
-func owner(p ports.Principal) (string, error) {
-	if !p.Authenticated || p.Subject == "" {
-		return "", catalog.Denied()
-	}
-	return p.Key(), nil
-}
-
 // setRefusal maps store errors to refusals that name nothing.
 func setRefusal(err error) error {
 	switch {

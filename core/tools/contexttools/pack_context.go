@@ -160,7 +160,7 @@ func (p *server) pack(ctx context.Context, call catalog.Call, in packInput) (*ca
 		pinned:    map[ports.WorkingSetItem]bool{},
 	}
 	if in.WorkingSet != "" {
-		who, err := owner(call.Principal)
+		who, err := catalog.Owner(call.Principal)
 		if err != nil {
 			return nil, err
 		}

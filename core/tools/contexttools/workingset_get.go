@@ -43,7 +43,7 @@ var workingsetGet = catalog.Define[workingsetGetInput, workingSetOutput](catalog
 
 // get is workingset_get.
 func (w *server) get(ctx context.Context, call catalog.Call, in workingsetGetInput) (*catalog.Reply[workingSetOutput], error) {
-	who, err := owner(call.Principal)
+	who, err := catalog.Owner(call.Principal)
 	if err != nil {
 		return nil, err
 	}

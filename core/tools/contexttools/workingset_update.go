@@ -26,7 +26,7 @@ var workingsetUpdate = catalog.Define[workingsetUpdateInput, workingSetOutput](c
 
 // update is workingset_update.
 func (w *server) update(ctx context.Context, call catalog.Call, in workingsetUpdateInput) (*catalog.Reply[workingSetOutput], error) {
-	who, err := owner(call.Principal)
+	who, err := catalog.Owner(call.Principal)
 	if err != nil {
 		return nil, err
 	}

@@ -131,19 +131,10 @@ func (m *memories) embed(ctx context.Context, text string) ([]float32, error) {
 	return vecs[0], nil
 }
 
-// owner is the key a caller's records are stored under: the verified
-// subject only.
-func owner(p ports.Principal) (string, error) {
-	if !p.Authenticated || p.Subject == "" {
-		return "", catalog.Denied()
-	}
-	return p.Key(), nil
-}
-
 // authorize checks the caller's grant on a namespace (kind memory) or key
 // (kind kv) and returns the owner.
 func (m *memories) authorize(ctx context.Context, call catalog.Call, action ports.Action, kind, id string) (string, error) {
-	who, err := owner(call.Principal)
+	who, err := catalog.Owner(call.Principal)
 	if err != nil {
 		return "", err
 	}

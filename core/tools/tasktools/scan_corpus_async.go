@@ -38,7 +38,7 @@ type scanInput struct {
 }
 
 func (h *handles) startScan(ctx context.Context, call catalog.Call, in scanCorpusAsyncInput) (*catalog.Reply[startOutput], error) {
-	if _, err := owner(call.Principal); err != nil {
+	if _, err := catalog.Owner(call.Principal); err != nil {
 		return nil, err
 	}
 	prefix, err := catalog.CleanPrefix(in.PathPrefix)

@@ -32,7 +32,7 @@ var taskGet = catalog.Define[taskGetInput, taskGetOutput](catalog.ToolDef{
 })
 
 func (h *handles) get(ctx context.Context, call catalog.Call, in taskGetInput) (*catalog.Reply[taskGetOutput], error) {
-	who, err := owner(call.Principal)
+	who, err := catalog.Owner(call.Principal)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ var taskList = catalog.Define[taskListInput, taskListOutput](catalog.ToolDef{
 })
 
 func (h *handles) list(ctx context.Context, call catalog.Call, _ taskListInput) (*catalog.Reply[taskListOutput], error) {
-	who, err := owner(call.Principal)
+	who, err := catalog.Owner(call.Principal)
 	if err != nil {
 		return nil, err
 	}

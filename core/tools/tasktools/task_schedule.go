@@ -36,7 +36,7 @@ var taskSchedule = catalog.Define[taskScheduleInput, taskScheduleOutput](catalog
 })
 
 func (h *handles) schedule(ctx context.Context, call catalog.Call, in taskScheduleInput) (*catalog.Reply[taskScheduleOutput], error) {
-	if _, err := owner(call.Principal); err != nil {
+	if _, err := catalog.Owner(call.Principal); err != nil {
 		return nil, err
 	}
 	c := h.config

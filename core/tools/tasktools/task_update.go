@@ -25,7 +25,7 @@ var taskUpdate = catalog.Define[taskUpdateInput, handleOut](catalog.ToolDef{
 })
 
 func (h *handles) update(ctx context.Context, call catalog.Call, in taskUpdateInput) (*catalog.Reply[handleOut], error) {
-	who, err := owner(call.Principal)
+	who, err := catalog.Owner(call.Principal)
 	if err != nil {
 		return nil, err
 	}

@@ -123,15 +123,6 @@ func handle(t ports.Task) handleOut {
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 
-// owner is the key a caller's tasks are recorded under: the verified
-// subject only.
-func owner(p ports.Principal) (string, error) {
-	if !p.Authenticated || p.Subject == "" {
-		return "", catalog.Denied()
-	}
-	return p.Key(), nil
-}
-
 // refusal maps registry errors onto refusals that name no value.
 func refusal(err error) error {
 	switch {
