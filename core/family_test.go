@@ -71,7 +71,7 @@ func (p *probeServer) greet(context.Context, catalog.PromptCall) (catalog.Prompt
 func probeFamily() core.Family[probeConfig, probePorts, *probeServer] {
 	return core.Family[probeConfig, probePorts, *probeServer]{
 		ID:        catalog.FamilyCore,
-		Configure: func(s *settings.Settings) probeConfig { return probeConfig{maxText: s.ExpressionMaxLength} },
+		Configure: func(s *settings.Settings, c *probeConfig) { c.maxText = s.ExpressionMaxLength },
 		Gate:      func(c probeConfig) bool { return c.maxText > 10 },
 		GateDoc:   "`ARROWHEAD_EXPRESSION_MAX_LENGTH` is over 10",
 		Bounds:    func(c probeConfig) catalog.Bounds { return catalog.Bounds{"max_text": c.maxText} },
@@ -108,6 +108,40 @@ func buildUnder(t *testing.T, env map[string]string, m core.Member) (*core.App, 
 	return core.New(core.Deps{Settings: coretest.Settings(t, env), Authorizer: portstest.AllowAll{},
 		Rates: &portstest.Counter{}, Audit: &portstest.Audit{}, Tracer: nop.Tracer{}, Metrics: nop.Metrics{},
 		Clock: ports.SystemClock{}, Families: []core.Member{m}})
+}
+
+// TestFamilyConfigFromTags: a Config is filled from its fields' setting
+// tags, and a tag naming no variable stops the build (and a listing)
+// rather than leaving the field zero.
+func TestFamilyConfigFromTags(t *testing.T) {
+	type tagged struct {
+		MaxText int `setting:"ARROWHEAD_EXPRESSION_MAX_LENGTH"`
+	}
+	f := core.Family[tagged, probePorts, *probeServer]{
+		ID:     catalog.FamilyCore,
+		Bounds: func(c tagged) catalog.Bounds { return catalog.Bounds{"max_text": c.MaxText} },
+		Serve:  func(tagged, probePorts) *probeServer { return &probeServer{} },
+		Tools:  []core.FamilyTool[*probeServer]{core.Tool(probeEcho, (*probeServer).echo)},
+	}
+	s := coretest.Settings(t, map[string]string{"ARROWHEAD_EXPRESSION_MAX_LENGTH": "9"})
+	if c, err := f.Config(s); err != nil || c.MaxText != 9 {
+		t.Fatalf("config %+v, %v", c, err)
+	}
+	type mistagged struct {
+		MaxText int `setting:"ARROWHEAD_EXPRESSION_MAX_LENGHT"`
+	}
+	g := core.Family[mistagged, probePorts, *probeServer]{ID: catalog.FamilyCore,
+		Serve: func(mistagged, probePorts) *probeServer { return &probeServer{} }}
+	if _, err := build(t, g.With(probePorts{Clock: ports.SystemClock{}})); !errors.Is(err, catalog.ErrIncompleteSpec) ||
+		!strings.Contains(err.Error(), "ARROWHEAD_EXPRESSION_MAX_LENGHT") {
+		t.Fatalf("a mistagged Config built: %v", err)
+	}
+	defer func() {
+		if recover() == nil {
+			t.Error("a mistagged Config was declared")
+		}
+	}()
+	g.Declare(s)
 }
 
 func TestFamilyBinding(t *testing.T) {

@@ -26,11 +26,14 @@ import (
 // FamilyTool.Needs, and is then served as not configured.
 type Family[C, P, S any] struct {
 	ID catalog.Family
-	// Configure reads the family's Config from the settings. It must be a
-	// pure, cheap copy: the gate, Serves and the build each read it (a few
-	// times per start, never per call). Handlers see only the Config and
-	// the ports (both through S).
-	Configure func(*settings.Settings) C
+	// The Config is filled from the settings by its fields' tags, each
+	// naming the variable it holds (`setting:"ARROWHEAD_EXEC_ENABLED"`, see
+	// settings.Fill); Configure, when set, then adds what no one variable
+	// holds (a value derived from several). It must be cheap and pure: the
+	// gate, Serves and the build each read the Config (a few times per
+	// start, never per call). Handlers see only the Config and the ports
+	// (both through S).
+	Configure func(*settings.Settings, *C)
 	// Gate, when set, must also hold for the family to be served (exec
 	// needs ARROWHEAD_EXEC_ENABLED, for instance).
 	Gate func(C) bool
@@ -54,27 +57,29 @@ type Family[C, P, S any] struct {
 
 // FamilyTool is one entry of a family's tool list (see Tool).
 type FamilyTool[S any] struct {
-	// spec is the tool unbound; bind serves it from s; unready serves it
-	// as not configured with the given refusal.
-	spec    func(catalog.Bounds) catalog.ToolSpec
-	bind    func(catalog.Bounds, S) catalog.ToolSpec
-	unready func(catalog.Bounds, string) catalog.ToolSpec
+	// in is the tool as the family lists it (catalog.Tool.In); bind serves
+	// it from s; unready serves it as not configured with the refusal.
+	in      func(catalog.Family, catalog.Bounds) catalog.ToolSpec
+	bind    func(catalog.Family, catalog.Bounds, S) catalog.ToolSpec
+	unready func(catalog.Family, catalog.Bounds, string) catalog.ToolSpec
 	ready   func(S) bool
 	refusal string
 }
 
 // Tool lists tool t, served by handler h: typically a method expression
 // such as (*server).search, so a reader can jump from the list to the
-// code that runs.
+// code that runs. The list gives t its family: its definition need not.
 func Tool[S, In, Out any](t catalog.Tool[In, Out], h func(S, context.Context, catalog.Call, In) (*catalog.Reply[Out], error)) FamilyTool[S] {
 	return FamilyTool[S]{
-		spec: func(b catalog.Bounds) catalog.ToolSpec { return t.WithBounds(b).Spec() },
-		bind: func(b catalog.Bounds, s S) catalog.ToolSpec {
-			return t.WithBounds(b).Bind(func(ctx context.Context, call catalog.Call, in In) (*catalog.Reply[Out], error) {
+		in: func(f catalog.Family, b catalog.Bounds) catalog.ToolSpec { return t.In(f, b).Spec() },
+		bind: func(f catalog.Family, b catalog.Bounds, s S) catalog.ToolSpec {
+			return t.In(f, b).Bind(func(ctx context.Context, call catalog.Call, in In) (*catalog.Reply[Out], error) {
 				return h(s, ctx, call, in)
 			})
 		},
-		unready: func(b catalog.Bounds, refusal string) catalog.ToolSpec { return t.WithBounds(b).NotConfigured(refusal) },
+		unready: func(f catalog.Family, b catalog.Bounds, refusal string) catalog.ToolSpec {
+			return t.In(f, b).NotConfigured(refusal)
+		},
 	}
 }
 
@@ -87,11 +92,11 @@ func (ft FamilyTool[S]) Needs(ready func(S) bool, refusal string) FamilyTool[S] 
 	return ft
 }
 
-func (ft FamilyTool[S]) served(b catalog.Bounds, s S) catalog.ToolSpec {
+func (ft FamilyTool[S]) served(f catalog.Family, b catalog.Bounds, s S) catalog.ToolSpec {
 	if ft.ready != nil && !ft.ready(s) {
-		return ft.unready(b, ft.refusal)
+		return ft.unready(f, b, ft.refusal)
 	}
-	return ft.bind(b, s)
+	return ft.bind(f, b, s)
 }
 
 // FamilyResource is one entry of a family's resource list (see Resource).
@@ -194,15 +199,22 @@ func (f Family[C, P, S]) Serves(s *settings.Settings) bool {
 }
 
 func (f Family[C, P, S]) gateOpen(s *settings.Settings) bool {
-	return f.Gate == nil || f.Gate(f.config(s))
+	c, err := f.Config(s)
+	// A Config that cannot be filled opens the gate, so that building
+	// the family reports why.
+	return f.Gate == nil || err != nil || f.Gate(c)
 }
 
-func (f Family[C, P, S]) config(s *settings.Settings) C {
+// Config is the family's Config under s.
+func (f Family[C, P, S]) Config(s *settings.Settings) (C, error) {
 	var c C
-	if f.Configure != nil {
-		c = f.Configure(s)
+	if err := s.Fill(&c); err != nil {
+		return c, fmt.Errorf("%w: the %s family's Config: %w", catalog.ErrIncompleteSpec, f.ID, err)
 	}
-	return c
+	if f.Configure != nil {
+		f.Configure(s, &c)
+	}
+	return c, nil
 }
 
 func (f Family[C, P, S]) bounds(c C) catalog.Bounds {
@@ -226,12 +238,15 @@ func (l listed[C, P, S]) gateDoc() (string, bool)        { return l.f.GateDoc, l
 
 func (l listed[C, P, S]) components(s *settings.Settings) (Components, error) {
 	f := l.f
-	c := f.config(s)
+	c, err := f.Config(s)
+	if err != nil {
+		return Components{}, err
+	}
 	b := f.bounds(c)
 	var out Components
 	if !l.bound {
 		for _, t := range f.Tools {
-			out.Tools = append(out.Tools, t.spec(b))
+			out.Tools = append(out.Tools, t.in(f.ID, b))
 		}
 		for _, r := range f.Resources {
 			out.Resources = append(out.Resources, r.declared())
@@ -249,7 +264,7 @@ func (l listed[C, P, S]) components(s *settings.Settings) (Components, error) {
 	}
 	srv := f.Serve(c, l.ports)
 	for _, t := range f.Tools {
-		out.Tools = append(out.Tools, t.served(b, srv))
+		out.Tools = append(out.Tools, t.served(f.ID, b, srv))
 	}
 	for _, r := range f.Resources {
 		out.Resources = append(out.Resources, r.served(srv))
@@ -261,8 +276,12 @@ func (l listed[C, P, S]) components(s *settings.Settings) (Components, error) {
 }
 
 // Declare lists the family's components under s, unbound: what a listing
-// or a test reads. Nothing is constructed and nothing runs.
+// or a test reads. Nothing is constructed and nothing runs. It panics on a
+// Config whose tags name no variable, a mistake every start reports.
 func (f Family[C, P, S]) Declare(s *settings.Settings) Components {
-	c, _ := f.Declared().components(s) // declaring cannot fail
+	c, err := f.Declared().components(s)
+	if err != nil {
+		panic(err)
+	}
 	return c
 }

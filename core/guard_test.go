@@ -252,12 +252,16 @@ func TestFamilyGate(t *testing.T) {
 		s := coretest.Settings(t, map[string]string{"ARROWHEAD_PROFILE": "coding", "ARROWHEAD_EXEC_ENABLED": enabled})
 		gated := core.Family[bool, struct{}, struct{}]{
 			ID:        catalog.FamilyExec,
-			Configure: func(s *settings.Settings) bool { return s.ExecEnabled },
+			Configure: func(s *settings.Settings, c *bool) { *c = s.ExecEnabled },
 			Gate:      func(enabled bool) bool { return enabled },
 			GateDoc:   "`ARROWHEAD_EXEC_ENABLED` is true",
 			Serve:     func(bool, struct{}) struct{} { return struct{}{} },
 			Tools: []core.FamilyTool[struct{}]{
-				core.Tool(echoDef(), func(_ struct{}, _ context.Context, _ catalog.Call, in echoInput) (*catalog.Reply[echoOutput], error) {
+				core.Tool(catalog.Define[echoInput, echoOutput](catalog.ToolDef{
+					Name: "echo", Scope: "tools:read", // its family is the list's: exec
+					Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CALCULATE_PER_MINUTE", Default: 120},
+					Description: "Echo text. Example: echo(text=\"hi\")",
+				}), func(_ struct{}, _ context.Context, _ catalog.Call, in echoInput) (*catalog.Reply[echoOutput], error) {
 					return catalog.Answer(echoOutput(in), in.Text), nil
 				}),
 			},

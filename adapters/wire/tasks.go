@@ -25,7 +25,11 @@ func (rt *Runtime) openTasks(ctx context.Context, s *settings.Settings, scanner 
 	if !tasktools.Family.Serves(s) {
 		return nil, nil
 	}
-	cfg := ports.TaskConfig{Limits: tasktools.Configure(s).Limits(), Workers: tasktools.Workers(scanner), Clock: clock}
+	tc, err := tasktools.Family.Config(s)
+	if err != nil {
+		return nil, err
+	}
+	cfg := ports.TaskConfig{Limits: tc.Limits(), Workers: tasktools.Workers(scanner), Clock: clock}
 	if s.StateDSN != "" {
 		// The shared backend: every replica sees the same tasks and
 		// timers, and River runs them on whichever replica is alive.

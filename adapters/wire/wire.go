@@ -249,7 +249,11 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 	if err != nil {
 		return nil, err
 	}
-	tasks, err := rt.openTasks(ctx, s, docs.NewScanner(docs.Configure(s), corpus, authorizer, scanner), clock)
+	docsConfig, err := docs.Family.Config(s)
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := rt.openTasks(ctx, s, docs.NewScanner(docsConfig, corpus, authorizer, scanner), clock)
 	if err != nil {
 		return nil, err
 	}

@@ -4,14 +4,17 @@ import (
 	"testing"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/security"
 )
 
 type countedThing struct {
-	N int `json:"n" minimum:"0" maximum:"$count"`
+	N    int    `json:"n" minimum:"0" maximum:"$count"`
+	Path string `json:"path" maxLength:"$path"`
 }
 
-// TestCountBoundIsCatalogWide: "$count" needs no Bounds entry, renders as
-// MaxCount, and may not be supplied a second time.
+// TestCountBoundIsCatalogWide: "$count" and "$path" need no Bounds entry,
+// render as MaxCount and the longest path CleanPath admits, and may not be
+// supplied a second time.
 func TestCountBoundIsCatalogWide(t *testing.T) {
 	s, err := catalog.SchemaFor[countedThing](nil)
 	if err != nil {
@@ -20,7 +23,12 @@ func TestCountBoundIsCatalogWide(t *testing.T) {
 	if m := s.Properties["n"].Maximum; m == nil || *m != 2147483648 {
 		t.Fatalf("maximum %v, want %d", m, catalog.MaxCount)
 	}
-	if _, err := catalog.SchemaFor[countedThing](catalog.Bounds{"count": 10}); err == nil {
-		t.Fatal("a tool's own $count bound was accepted beside the catalog-wide one")
+	if m := s.Properties["path"].MaxLength; m == nil || *m != security.MaxPathBytes {
+		t.Fatalf("maxLength %v, want %d", m, security.MaxPathBytes)
+	}
+	for _, name := range []string{"count", "path"} {
+		if _, err := catalog.SchemaFor[countedThing](catalog.Bounds{name: 10}); err == nil {
+			t.Fatalf("a tool's own $%s bound was accepted beside the catalog-wide one", name)
+		}
 	}
 }

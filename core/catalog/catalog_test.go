@@ -57,6 +57,31 @@ func TestCheckRefusesIncompleteSpecs(t *testing.T) {
 	}
 }
 
+// TestInFamily: a family's list gives a tool its family and the family's
+// bounds; a tool stating another family, or a bound its family also
+// gives, is refused.
+func TestInFamily(t *testing.T) {
+	type limited struct {
+		Q string `json:"q" description:"q" maxLength:"$q"`
+	}
+	d := validDef()
+	d.Family = ""
+	spec := Define[limited, sampleOutput](d).In(FamilyDocs, Bounds{"q": 5, "unused": 1}).Spec()
+	if err := spec.Check(); err != nil || spec.Family() != FamilyDocs || *spec.Input().Properties["q"].MaxLength != 5 {
+		t.Fatalf("listed in docs: %v, family %q", err, spec.Family())
+	}
+	if err := Define[limited, sampleOutput](validDef()).In(FamilyDocs, Bounds{"q": 5}).Spec().Check(); !errors.Is(err, ErrIncompleteSpec) {
+		t.Errorf("a core tool listed in docs: %v", err)
+	}
+	d.Bounds = Bounds{"q": 3}
+	if err := Define[limited, sampleOutput](d).In(FamilyDocs, Bounds{"q": 5}).Spec().Check(); !errors.Is(err, ErrIncompleteSpec) {
+		t.Errorf("a bound given by the tool and its family: %v", err)
+	}
+	if err := Define[limited, sampleOutput](d).In(FamilyDocs, nil).Spec().Check(); err != nil {
+		t.Errorf("the tool's own bound: %v", err)
+	}
+}
+
 func parse(t *testing.T, s string) any {
 	t.Helper()
 	dec := json.NewDecoder(strings.NewReader(s))

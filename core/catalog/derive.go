@@ -45,10 +45,10 @@ type Bounds map[string]int
 //     ";" with the same keys. A numeric tag value "$name" is looked up in
 //     bounds.
 func SchemaFor[T any](bounds Bounds) (*Schema, error) {
-	d := newDeriver(bounds)
+	d := newDeriver(bounds, nil)
 	s, err := d.root(reflect.TypeFor[T]())
 	if err == nil {
-		err = d.unused(nil)
+		err = d.unused()
 	}
 	return s, err
 }
@@ -70,14 +70,16 @@ func implements(t, i reflect.Type) bool {
 	return t.Implements(i) || reflect.PointerTo(t).Implements(i)
 }
 
+// deriver derives schemas with a tool's own bounds, which must all be
+// used, and its family's, which need not be.
 type deriver struct {
-	bounds   Bounds
-	used     map[string]bool
-	visiting map[reflect.Type]bool
+	bounds, family Bounds
+	used           map[string]bool
+	visiting       map[reflect.Type]bool
 }
 
-func newDeriver(b Bounds) *deriver {
-	return &deriver{bounds: b, used: map[string]bool{}, visiting: map[reflect.Type]bool{}}
+func newDeriver(own, family Bounds) *deriver {
+	return &deriver{bounds: own, family: family, used: map[string]bool{}, visiting: map[reflect.Type]bool{}}
 }
 
 // root derives a top-level object schema.
@@ -90,10 +92,10 @@ func (d *deriver) root(t reflect.Type) (*Schema, error) {
 
 // unused reports a bound no placeholder asked for (a typo, or a limit the
 // schema forgot to apply).
-func (d *deriver) unused(shared Bounds) error {
+func (d *deriver) unused() error {
 	var names []string
 	for k := range d.bounds {
-		if _, family := shared[k]; !d.used[k] && !family {
+		if !d.used[k] {
 			names = append(names, k)
 		}
 	}
@@ -293,17 +295,22 @@ func (d *deriver) apply(s *Schema, lookup func(string) (string, bool), path stri
 // number reads a numeric tag value or a $bound.
 func (d *deriver) number(v string) (float64, error) {
 	if name, ok := strings.CutPrefix(v, "$"); ok {
-		if n, ok := defaultBounds[name]; ok {
-			if _, dup := d.bounds[name]; dup {
-				return 0, fmt.Errorf("bound %s is catalog-wide and must not be supplied", name)
-			}
-			return float64(n), nil
-		}
-		n, found := d.bounds[name]
-		if !found {
+		n, catalogWide := defaultBounds[name]
+		own, isOwn := d.bounds[name]
+		family, isFamily := d.family[name]
+		switch {
+		case catalogWide && (isOwn || isFamily):
+			return 0, fmt.Errorf("bound %s is catalog-wide and must not be supplied", name)
+		case isOwn && isFamily:
+			return 0, fmt.Errorf("bound %s is set by both the tool and its family", name)
+		case isOwn:
+			d.used[name] = true
+			n = own
+		case isFamily:
+			n = family
+		case !catalogWide:
 			return 0, fmt.Errorf("bound %s is not supplied", name)
 		}
-		d.used[name] = true
 		return float64(n), nil
 	}
 	return strconv.ParseFloat(v, 64)
@@ -344,54 +351,48 @@ func (f field) lookup(key string) (string, bool) {
 	return f.tag.Lookup(key)
 }
 
-// fieldsOf lists t's JSON properties the way encoding/json names them.
+// fieldsOf lists t's JSON properties by encoding/json's naming rules;
+// where those rules would drop a field silently (two of one name) the type
+// is refused instead.
 func fieldsOf(t reflect.Type) ([]field, error) {
 	var fields []field
-	if err := collectFields(t, &fields); err != nil {
-		return nil, err
-	}
 	seen := map[string]bool{}
-	for _, f := range fields {
-		if seen[f.name] {
-			return nil, fmt.Errorf("%w: %s has two properties named %q", ErrBadSchemaType, t, f.name)
-		}
-		seen[f.name] = true
-	}
-	return fields, nil
-}
-
-// collectFields lists t's properties by encoding/json's naming rules; where
-// those rules would drop a field silently (two of one name) fieldsOf
-// refuses the type instead.
-func collectFields(t reflect.Type, out *[]field) error {
-	for i := range t.NumField() {
-		sf := t.Field(i)
-		tag := sf.Tag.Get("json")
-		if tag == "-" {
-			continue
-		}
-		name, opts, _ := strings.Cut(tag, ",")
-		if sf.Anonymous && name == "" {
-			if sf.Type.Kind() != reflect.Struct {
-				return fmt.Errorf("%w: %s embeds %s, which is not a struct value", ErrBadSchemaType, t, sf.Type)
+	var collect func(reflect.Type) error
+	collect = func(st reflect.Type) error {
+		for i := range st.NumField() {
+			sf := st.Field(i)
+			tag := sf.Tag.Get("json")
+			if tag == "-" {
+				continue
 			}
-			if err := collectFields(sf.Type, out); err != nil {
-				return err
+			name, opts, _ := strings.Cut(tag, ",")
+			if sf.Anonymous && name == "" {
+				if sf.Type.Kind() != reflect.Struct {
+					return fmt.Errorf("%w: %s embeds %s, which is not a struct value", ErrBadSchemaType, st, sf.Type)
+				}
+				if err := collect(sf.Type); err != nil {
+					return err
+				}
+				continue
 			}
-			continue
+			if !sf.IsExported() {
+				continue
+			}
+			if name == "" {
+				name = sf.Name
+			}
+			if seen[name] {
+				return fmt.Errorf("%w: %s has two properties named %q", ErrBadSchemaType, t, name)
+			}
+			seen[name] = true
+			f := field{name: name, typ: sf.Type, tag: sf.Tag}
+			for _, o := range strings.Split(opts, ",") {
+				f.optional = f.optional || o == "omitempty" || o == "omitzero"
+				f.quoted = f.quoted || o == "string"
+			}
+			fields = append(fields, f)
 		}
-		if !sf.IsExported() {
-			continue
-		}
-		if name == "" {
-			name = sf.Name
-		}
-		f := field{name: name, typ: sf.Type, tag: sf.Tag}
-		for _, o := range strings.Split(opts, ",") {
-			f.optional = f.optional || o == "omitempty" || o == "omitzero"
-			f.quoted = f.quoted || o == "string"
-		}
-		*out = append(*out, f)
+		return nil
 	}
-	return nil
+	return fields, collect(t)
 }

@@ -85,6 +85,16 @@ func Denied() *ToolError {
 	return &ToolError{Kind: KindAuthorization, Message: "Not authorized for this resource."}
 }
 
+// Owner is the key a caller's own records (working sets, memories, tasks)
+// are kept under: the verified subject only, never an argument. A caller
+// without one is denied.
+func Owner(p ports.Principal) (string, error) {
+	if !p.Authenticated || p.Subject == "" {
+		return "", Denied()
+	}
+	return p.Key(), nil
+}
+
 // NotFound is the refusal for a resource that does not exist or is not
 // visible to the caller; it never names the resource.
 func NotFound(what string) *ToolError {

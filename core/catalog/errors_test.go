@@ -33,3 +33,17 @@ func TestStoreRefusal(t *testing.T) {
 		t.Fatal("claimed an unrelated error")
 	}
 }
+
+// TestOwner: a caller's own records are keyed by the verified subject; a
+// caller without one is denied.
+func TestOwner(t *testing.T) {
+	p := ports.Principal{Authenticated: true, Subject: "alice"}
+	if key, err := Owner(p); err != nil || key != p.Key() {
+		t.Fatalf("owner %q, %v", key, err)
+	}
+	for _, p := range []ports.Principal{{Subject: "alice"}, {Authenticated: true}} {
+		if _, err := Owner(p); err == nil || err.(*ToolError).Kind != KindAuthorization {
+			t.Errorf("%+v: %v", p, err)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"math"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -49,115 +48,64 @@ type Schema struct {
 	pattern func() *regexp.Regexp
 }
 
-// MarshalJSON renders the schema as JSON Schema, keys in sorted order (as
-// encoding/json writes a map's). It is the schema's one rendering: the
-// tool list, the listing, the snapshots and the integrity digest all read
-// it. It appends directly, since every server start renders every tool's
-// schemas for the tool list.
+// MarshalJSON renders the schema as JSON Schema. It is the schema's one
+// rendering: the tool list, the listing, the snapshots and the integrity
+// digest all read it. Keys come in sorted order (rendered's fields are in
+// that order, which encoding/json keeps) and HTML is not escaped, as the
+// digest and the snapshots encode (a transport's encoder escapes again as
+// it likes).
 func (s *Schema) MarshalJSON() ([]byte, error) {
-	return s.appendJSON(make([]byte, 0, 512)), nil
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(s.rendered())
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), err
 }
 
-// appendJSON appends the schema's JSON. Its keys are written in sorted
-// order, as encoding/json writes a map's.
-func (s *Schema) appendJSON(b []byte) []byte {
-	b = append(b, '{')
-	key := func(k string) {
-		if b[len(b)-1] != '{' {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = append(b, k...)
-		b = append(b, '"', ':')
+// rendered is a Schema as JSON Schema writes it, keys in sorted order.
+type rendered struct {
+	Additional    any                  `json:"additionalProperties,omitempty"`
+	Description   string               `json:"description,omitempty"`
+	Enum          []string             `json:"enum,omitempty"`
+	Items         *rendered            `json:"items,omitempty"`
+	MaxItems      *int                 `json:"maxItems,omitempty"`
+	MaxLength     *int                 `json:"maxLength,omitempty"`
+	MaxProperties *int                 `json:"maxProperties,omitempty"`
+	Maximum       *float64             `json:"maximum,omitempty"`
+	MinItems      *int                 `json:"minItems,omitempty"`
+	MinLength     *int                 `json:"minLength,omitempty"`
+	Minimum       *float64             `json:"minimum,omitempty"`
+	Pattern       string               `json:"pattern,omitempty"`
+	Properties    map[string]*rendered `json:"properties,omitzero"`
+	Required      []string             `json:"required,omitempty"`
+	Type          any                  `json:"type,omitempty"`
+}
+
+// rendered builds the whole tree at once, so one encoder pass writes it.
+func (s *Schema) rendered() *rendered {
+	if s == nil {
+		return nil
 	}
-	intKey := func(k string, v *int) {
-		if v != nil {
-			key(k)
-			b = strconv.AppendInt(b, int64(*v), 10)
-		}
-	}
-	numKey := func(k string, v *float64) {
-		if v != nil {
-			key(k)
-			b = appendJSONValue(b, *v)
-		}
-	}
-	object := s.Type == "object"
-	if object {
-		key("additionalProperties")
+	r := &rendered{Description: s.Description, Enum: s.Enum, Items: s.Items.rendered(), MaxItems: s.MaxItems, MaxLength: s.MaxLength,
+		Maximum: s.Maximum, MinItems: s.MinItems, MinLength: s.MinLength, Minimum: s.Minimum, Pattern: s.Pattern}
+	if s.Type == "object" {
+		// additionalProperties and properties are always stated.
+		r.Additional, r.Properties, r.MaxProperties = false, make(map[string]*rendered, len(s.Properties)), s.MaxProperties
 		if s.Additional != nil {
-			b = s.Additional.appendJSON(b)
-		} else {
-			b = append(b, "false"...)
+			r.Additional = s.Additional.rendered()
 		}
-	}
-	if s.Description != "" {
-		key("description")
-		b = appendJSONValue(b, s.Description)
-	}
-	if len(s.Enum) > 0 {
-		key("enum")
-		b = appendJSONValue(b, s.Enum)
-	}
-	if s.Items != nil {
-		key("items")
-		b = s.Items.appendJSON(b)
-	}
-	intKey("maxItems", s.MaxItems)
-	intKey("maxLength", s.MaxLength)
-	if object {
-		intKey("maxProperties", s.MaxProperties)
-	}
-	numKey("maximum", s.Maximum)
-	intKey("minItems", s.MinItems)
-	intKey("minLength", s.MinLength)
-	numKey("minimum", s.Minimum)
-	if s.Pattern != "" {
-		key("pattern")
-		b = appendJSONValue(b, s.Pattern)
-	}
-	if object {
-		key("properties")
-		b = append(b, '{')
-		names := slices.Sorted(maps.Keys(s.Properties))
-		for i, name := range names {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = appendJSONValue(b, name)
-			b = append(b, ':')
-			b = s.Properties[name].appendJSON(b)
+		for name, p := range s.Properties {
+			r.Properties[name] = p.rendered()
 		}
-		b = append(b, '}')
-		if len(s.Required) > 0 {
-			key("required")
-			b = appendJSONValue(b, slices.Sorted(slices.Values(s.Required)))
-		}
+		r.Required = slices.Sorted(slices.Values(s.Required))
 	}
 	if s.Type != "" {
-		key("type")
+		r.Type = s.Type
 		if s.Nullable {
-			b = append(b, '[')
-			b = appendJSONValue(b, s.Type)
-			b = append(b, ",\"null\"]"...)
-		} else {
-			b = appendJSONValue(b, s.Type)
+			r.Type = []string{s.Type, "null"}
 		}
 	}
-	return append(b, '}')
-}
-
-// appendJSONValue appends v as encoding/json writes it (a string, a
-// number or a string slice: none can fail), without HTML escaping, as the
-// integrity digest and the surface snapshots encode (a transport's encoder
-// escapes again as it likes).
-func appendJSONValue(b []byte, v any) []byte {
-	buf := bytes.NewBuffer(b)
-	enc := json.NewEncoder(buf)
-	enc.SetEscapeHTML(false)
-	_ = enc.Encode(v)
-	b = buf.Bytes()
-	return b[:len(b)-1] // Encode's newline
+	return r
 }
 
 // maxValidationDepth bounds recursion through nested arguments.
@@ -196,12 +144,7 @@ func (s *Schema) validate(v any, path string, depth int) error {
 			}
 		}
 		// Visit keys in a stable order so the first error is deterministic.
-		keys := make([]string, 0, len(obj))
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(obj)) {
 			sub, ok := s.Properties[k]
 			if !ok {
 				if s.Additional == nil {

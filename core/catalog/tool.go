@@ -201,32 +201,23 @@ type Tool[In, Out any] struct {
 // (which core.New runs) reports an incomplete definition or a type that
 // cannot be described.
 func Define[In, Out any](def ToolDef) Tool[In, Out] {
-	return Tool[In, Out]{spec: ToolSpec{def: def, shape: &shape{
-		in: reflect.TypeFor[In](), out: reflect.TypeFor[Out](), bounds: def.Bounds,
-	}}}
+	return Tool[In, Out]{spec: ToolSpec{def: def, shape: &shape{in: reflect.TypeFor[In](), out: reflect.TypeFor[Out]()}}}
 }
 
-// WithBounds returns the tool with extra "$name" placeholder values beside
-// its ToolDef.Bounds: the limits its family reads from its Config. A name
-// in both is an incomplete spec (Check reports it), so one bound has one
-// source.
-func (t Tool[In, Out]) WithBounds(extra Bounds) Tool[In, Out] {
-	if len(extra) == 0 {
-		return t
-	}
-	merged := make(Bounds, len(t.spec.def.Bounds)+len(extra))
-	for k, v := range t.spec.def.Bounds {
-		merged[k] = v
-	}
-	var clash []string
-	for k, v := range extra {
-		if _, dup := merged[k]; dup {
-			clash = append(clash, k)
-		}
-		merged[k] = v
-	}
+// In returns the tool as its family's list serves it: of family f, which
+// the definition need not state (stating another is an incomplete spec),
+// with f's bounds beside the tool's own ToolDef.Bounds (the limits the
+// family reads from its Config). A family's tool need not use all of its
+// bounds; a name both give is refused, so one bound has one source.
+func (t Tool[In, Out]) In(f Family, bounds Bounds) Tool[In, Out] {
 	s := t.spec
-	s.shape = &shape{in: s.shape.in, out: s.shape.out, bounds: merged, shared: extra, clash: clash}
+	listed := s.def.Family
+	if listed == "" {
+		s.def.Family = f
+	}
+	if len(bounds) > 0 || (listed != "" && listed != f) {
+		s.shape = &shape{in: s.shape.in, out: s.shape.out, family: bounds, listedIn: f}
+	}
 	return Tool[In, Out]{spec: s}
 }
 
@@ -289,14 +280,13 @@ type ToolSpec struct {
 // shape holds a tool's types and the schemas derived from them, once.
 type shape struct {
 	in, out reflect.Type
-	bounds  Bounds
-	// shared are the family's bounds, which a tool need not use all of;
-	// clash names bounds given both by the tool and by its family.
-	shared Bounds
-	clash  []string
-	once   sync.Once
-	input  *Schema
-	output *Schema
+	// family are the bounds of the family whose list holds the tool (see
+	// In), listedIn that family when it is not the definition's.
+	family   Bounds
+	listedIn Family
+	once     sync.Once
+	input    *Schema
+	output   *Schema
 	// inputAny: the input holds a value typed any (see decodeInput).
 	inputAny bool
 	err      error
@@ -308,15 +298,15 @@ func (s *shape) derive(def ToolDef) error {
 		if s.err = checkDef(def); s.err != nil {
 			return
 		}
-		if len(s.clash) > 0 {
-			s.err = fmt.Errorf("%w: %s: bounds %v are set by both the tool and its family", ErrIncompleteSpec, def.Name, s.clash)
+		if s.listedIn != "" && s.listedIn != def.Family {
+			s.err = fmt.Errorf("%w: %s: a %s tool is listed in the %s family", ErrIncompleteSpec, def.Name, def.Family, s.listedIn)
 			return
 		}
-		d := newDeriver(s.bounds)
+		d := newDeriver(def.Bounds, s.family)
 		var err error
 		if s.input, err = d.root(s.in); err == nil {
 			if s.output, err = d.root(s.out); err == nil {
-				err = d.unused(s.shared)
+				err = d.unused()
 			}
 		}
 		s.inputAny = holdsAny(s.input)

@@ -37,6 +37,9 @@ type Var struct {
 	parse   func(raw string) error
 	// render is the effective value; Effective prints it.
 	render func() string
+	// dst points at the Settings field parse sets (Fill reads it); nil
+	// for the per-minute ceilings, which are kept in Settings.Limits.
+	dst any
 	// defaultElsewhere marks a variable whose default is written in
 	// another package (a tool's own ceiling, in its definition): unset, Load
 	// leaves it alone and the reader applies that default.
@@ -77,7 +80,7 @@ var (
 
 // text parses a string that passes every check.
 func text(name, def string, dst *string, checks ...check) *Var {
-	v := &Var{Name: name, Default: def, Type: "string", checks: checks}
+	v := &Var{Name: name, Default: def, Type: "string", checks: checks, dst: dst}
 	v.parse = func(raw string) error {
 		*dst = raw
 		return runChecks(checks, raw)
@@ -100,7 +103,7 @@ func integer(name, def string, dst *int, bounds ...intRange) *Var {
 	for _, r := range bounds {
 		lo, hi = r.lo, r.hi
 	}
-	v := &Var{Name: name, Default: def, Type: "integer", bounds: intRange{lo, hi}, bounded: true}
+	v := &Var{Name: name, Default: def, Type: "integer", bounds: intRange{lo, hi}, bounded: true, dst: dst}
 	v.parse = func(raw string) error {
 		n, err := strconv.Atoi(raw)
 		if err != nil {
@@ -131,7 +134,7 @@ func between(lo, hi int) intRange { return intRange{lo, hi} }
 func atLeast(lo int) intRange     { return intRange{lo, int(^uint(0) >> 1)} }
 
 func seconds(name, def string, dst *float64) *Var {
-	v := &Var{Name: name, Default: def, Type: "seconds", rule: "more than 0, at most 31536000 (a year)"}
+	v := &Var{Name: name, Default: def, Type: "seconds", rule: "more than 0, at most 31536000 (a year)", dst: dst}
 	v.parse = func(raw string) error {
 		f, err := strconv.ParseFloat(raw, 64)
 		if err != nil || f != f {
@@ -148,7 +151,7 @@ func seconds(name, def string, dst *float64) *Var {
 }
 
 func boolean(name, def string, dst *bool) *Var {
-	v := &Var{Name: name, Default: def, Type: "boolean", rule: "true or false (also 1/0, yes/no, on/off)"}
+	v := &Var{Name: name, Default: def, Type: "boolean", rule: "true or false (also 1/0, yes/no, on/off)", dst: dst}
 	v.parse = func(raw string) error {
 		switch strings.ToLower(raw) {
 		case "1", "true", "yes", "on":
@@ -166,7 +169,7 @@ func boolean(name, def string, dst *bool) *Var {
 
 // list parses a comma-separated list; each item passes every check.
 func list(name, def string, dst *[]string, checks ...check) *Var {
-	v := &Var{Name: name, Default: def, Type: "list", checks: checks, entries: true}
+	v := &Var{Name: name, Default: def, Type: "list", checks: checks, entries: true, dst: dst}
 	v.parse = func(raw string) error {
 		items := splitList(raw)
 		for _, it := range items {
@@ -189,7 +192,7 @@ func secretList(name, def string, dst *[]string, checks ...check) *Var {
 }
 
 func portList(name, def string, dst *[]int) *Var {
-	v := &Var{Name: name, Default: def, Type: "list", rule: "comma-separated; each entry a port between 1 and 65535"}
+	v := &Var{Name: name, Default: def, Type: "list", rule: "comma-separated; each entry a port between 1 and 65535", dst: dst}
 	v.parse = func(raw string) error {
 		var ports []int
 		for i, it := range splitList(raw) {

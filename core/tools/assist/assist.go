@@ -19,7 +19,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/core/tools/repo"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -47,42 +46,29 @@ const (
 
 // Config is what the assist family reads from the settings.
 type Config struct {
-	// Sampling is ARROWHEAD_LLM_PROVIDER=sampling: the client's own model
-	// answers, through an input request.
-	Sampling bool
+	// Provider is ARROWHEAD_LLM_PROVIDER; ProviderSampling has the
+	// client's own model answer, through an input request.
+	Provider string `setting:"ARROWHEAD_LLM_PROVIDER"`
 	// MaxPromptChars is ARROWHEAD_LLM_MAX_PROMPT_CHARS, MaxTokens
 	// ARROWHEAD_LLM_MAX_TOKENS.
-	MaxPromptChars, MaxTokens int
+	MaxPromptChars int `setting:"ARROWHEAD_LLM_MAX_PROMPT_CHARS"`
+	MaxTokens      int `setting:"ARROWHEAD_LLM_MAX_TOKENS"`
 	// DiffMaxBytes is the largest diff summarize_diff sends.
-	DiffMaxBytes int
+	DiffMaxBytes int `setting:"ARROWHEAD_DIFF_MAX_BYTES"`
 	// ContentMaxBytes caps a model answer.
-	ContentMaxBytes int
+	ContentMaxBytes int `setting:"ARROWHEAD_CONTENT_MAX_BYTES"`
 	// RedactReads is ARROWHEAD_REDACT_READS: whether a model answer is
 	// redacted before it is sanitized as Markdown.
-	RedactReads bool
+	RedactReads bool `setting:"ARROWHEAD_REDACT_READS"`
 	// Code is what code_explain reads code under: code_read's caps.
 	Code repo.Config
-}
-
-// Configure reads the assist family's Config.
-func Configure(s *settings.Settings) Config {
-	return Config{
-		Sampling:        s.LLMProvider == ProviderSampling,
-		MaxPromptChars:  s.LLMMaxPromptChars,
-		MaxTokens:       s.LLMMaxTokens,
-		DiffMaxBytes:    s.DiffMaxBytes,
-		ContentMaxBytes: s.ContentMaxBytes,
-		RedactReads:     s.RedactReads,
-		Code:            repo.Configure(s),
-	}
 }
 
 // Family is the assist family. Without a model backend (neither a
 // completer nor sampling) every tool refuses as not configured.
 var Family = core.Family[Config, Ports, *model]{
-	ID:        catalog.FamilyAssist,
-	Configure: Configure,
-	Serve:     newModel,
+	ID:    catalog.FamilyAssist,
+	Serve: newModel,
 	Tools: []core.FamilyTool[*model]{
 		core.Tool(codeExplain, (*model).explain).Needs((*model).ready, notConfigured),
 		core.Tool(summarizeDiff, (*model).summarize).Needs((*model).ready, notConfigured),
@@ -115,7 +101,7 @@ type model struct {
 
 func newModel(c Config, p Ports) *model {
 	m := &model{config: c, completer: p.Completer, scanner: p.Scanner}
-	if c.Sampling {
+	if c.Provider == ProviderSampling {
 		m.completer, m.seal = nil, catalog.NewInputSeal(sampleTTL)
 	}
 	if p.Repo != nil {
@@ -126,7 +112,7 @@ func newModel(c Config, p Ports) *model {
 }
 
 // ready reports whether a model answers: a completer, or the client's.
-func (m *model) ready() bool { return m.completer != nil || m.config.Sampling }
+func (m *model) ready() bool { return m.completer != nil || m.config.Provider == ProviderSampling }
 
 // ask returns the model's answer to one bounded request, or, in sampling
 // mode, the input request that asks the client for it. A sampled answer is
@@ -137,7 +123,7 @@ func (m *model) ask(ctx context.Context, call catalog.Call, tool, system, prompt
 	if len([]rune(system))+len([]rune(prompt)) > m.config.MaxPromptChars {
 		return "", nil, catalog.Invalid("The request exceeds %d characters (ARROWHEAD_LLM_MAX_PROMPT_CHARS); send less.", m.config.MaxPromptChars)
 	}
-	if !m.config.Sampling {
+	if m.config.Provider != ProviderSampling {
 		out, err := m.completer.Complete(ctx, ports.CompletionRequest{System: system, Prompt: prompt, MaxTokens: m.config.MaxTokens})
 		if te, ok := catalog.AsToolError(err); ok {
 			// A deliberate refusal on the way out (a tripped canary)

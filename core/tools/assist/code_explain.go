@@ -6,7 +6,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/security"
 )
 
 type codeExplainInput struct {
@@ -26,12 +25,10 @@ type codeExplainOutput struct {
 // codeExplain defines code_explain.
 var codeExplain = catalog.Define[codeExplainInput, codeExplainOutput](catalog.ToolDef{
 	Name:        "code_explain",
-	Family:      catalog.FamilyAssist,
 	Scope:       "assist:run",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CODE_EXPLAIN_PER_MINUTE", Default: 10},
 	Description: "Explain a repository file or line range through the configured model backend; end_line 0 means to the end. The explanation returns as untrusted data. Example: code_explain(path=\"src/app.py\")",
 	Annotations: catalog.Annotations{Title: "Explain code", ReadOnly: true, OpenWorld: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 const explainSystem = "You explain source code to a developer: what it does, how, and anything surprising. " +

@@ -30,7 +30,6 @@ type rerankOutput struct {
 // rerank defines rerank.
 var rerank = catalog.Define[rerankInput, rerankOutput](catalog.ToolDef{
 	Name:        "rerank",
-	Family:      catalog.FamilyAssist,
 	Scope:       "assist:run",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_RERANK_PER_MINUTE", Default: 20},
 	Description: "Rank candidate passages by relevance to a query through the configured model backend and return their indices in order. Example: rerank(query=\"refund policy\", candidates=[\"...\", \"...\"])",

@@ -19,7 +19,6 @@ type summarizeDiffOutput struct {
 // summarizeDiff defines summarize_diff.
 var summarizeDiff = catalog.Define[summarizeDiffInput, summarizeDiffOutput](catalog.ToolDef{
 	Name:        "summarize_diff",
-	Family:      catalog.FamilyAssist,
 	Scope:       "assist:run",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_SUMMARIZE_DIFF_PER_MINUTE", Default: 10},
 	Description: "Summarize a unified diff through the configured model backend; the summary returns as untrusted data. Example: summarize_diff(diff=\"--- a/x.py\\n+++ b/x.py\\n@@ ...\")",

@@ -52,60 +52,47 @@ type Ports struct {
 type Config struct {
 	// QueryMaxChars is ARROWHEAD_SEARCH_QUERY_MAX_LENGTH, pack_context's
 	// "$query" bound.
-	QueryMaxChars int
+	QueryMaxChars int `setting:"ARROWHEAD_SEARCH_QUERY_MAX_LENGTH"`
 	// MaxItems is ARROWHEAD_WORKINGSET_MAX_ITEMS, workingset_update's
 	// "$items" bound.
-	MaxItems int
+	MaxItems int `setting:"ARROWHEAD_WORKINGSET_MAX_ITEMS"`
 	// PackMaxTokens is ARROWHEAD_PACK_MAX_TOKENS: a pack's default and
 	// largest budget.
-	PackMaxTokens int
+	PackMaxTokens int `setting:"ARROWHEAD_PACK_MAX_TOKENS"`
 	// DocMaxFiles and RepoMaxFiles cap the index's listing of the corpus
 	// (ARROWHEAD_SEARCH_MAX_FILES) and of the repository
 	// (ARROWHEAD_REPO_SEARCH_MAX_FILES).
-	DocMaxFiles, RepoMaxFiles int
+	DocMaxFiles  int `setting:"ARROWHEAD_SEARCH_MAX_FILES"`
+	RepoMaxFiles int `setting:"ARROWHEAD_REPO_SEARCH_MAX_FILES"`
 	// DocMaxBytes and RepoMaxBytes cap one read of a document
 	// (ARROWHEAD_DOC_MAX_BYTES) or of a repository file
 	// (ARROWHEAD_REPO_MAX_FILE_BYTES).
-	DocMaxBytes, RepoMaxBytes int64
+	DocMaxBytes  int64 `setting:"ARROWHEAD_DOC_MAX_BYTES"`
+	RepoMaxBytes int64 `setting:"ARROWHEAD_REPO_MAX_FILE_BYTES"`
 	// DocumentJSON are the JSON bounds a document is sanitized under, as
 	// doc_index sanitizes it.
 	DocumentJSON content.JSONLimits
 	// RedactReads is ARROWHEAD_REDACT_READS.
-	RedactReads bool
+	RedactReads bool `setting:"ARROWHEAD_REDACT_READS"`
 	// VectorMaxK is ARROWHEAD_PGVECTOR_MAX_K.
-	VectorMaxK int
+	VectorMaxK int `setting:"ARROWHEAD_PGVECTOR_MAX_K"`
 	// Collection is the collection vector retrieval searches: the first
 	// allow-listed one (the embedded index's doc_chunks when none is
 	// named); empty when there is none.
 	Collection string
 }
 
-// Configure reads the context family's Config.
-func Configure(s *settings.Settings) Config {
-	c := Config{
-		QueryMaxChars: s.SearchQueryMaxLength,
-		MaxItems:      s.WorkingsetMaxItems,
-		PackMaxTokens: s.PackMaxTokens,
-		DocMaxFiles:   s.SearchMaxFiles,
-		RepoMaxFiles:  s.RepoSearchMaxFiles,
-		DocMaxBytes:   int64(s.DocMaxBytes),
-		RepoMaxBytes:  int64(s.RepoMaxFileBytes),
-		DocumentJSON:  content.DocumentJSONLimits(s),
-		RedactReads:   s.RedactReads,
-		VectorMaxK:    s.PgvectorMaxK,
-	}
-	if collections := s.VectorCollections(); len(collections) > 0 {
-		c.Collection = collections[0]
-	}
-	return c
-}
-
 // Family is the context family.
 var Family = core.Family[Config, Ports, *server]{
-	ID:        catalog.FamilyContext,
-	Configure: Configure,
-	Bounds:    func(c Config) catalog.Bounds { return catalog.Bounds{"query": c.QueryMaxChars, "items": c.MaxItems} },
-	Serve:     newServer,
+	ID: catalog.FamilyContext,
+	Configure: func(s *settings.Settings, c *Config) {
+		c.DocumentJSON = content.DocumentJSONLimits(s)
+		if collections := s.VectorCollections(); len(collections) > 0 {
+			c.Collection = collections[0]
+		}
+	},
+	Bounds: func(c Config) catalog.Bounds { return catalog.Bounds{"query": c.QueryMaxChars, "items": c.MaxItems} },
+	Serve:  newServer,
 	Tools: []core.FamilyTool[*server]{
 		core.Tool(packContext, (*server).pack),
 		core.Tool(workingsetGet, (*server).get),
@@ -151,15 +138,6 @@ func vectorsOf(c Config, p Ports) vectorRetriever {
 
 // maxNoteBytes bounds one pin's note.
 const maxNoteBytes = 500
-
-// owner is the key a caller's sets are stored under: the verified subject
-// only, never an argument.
-func owner(p ports.Principal) (string, error) {
-	if !p.Authenticated || p.Subject == "" {
-		return "", catalog.Denied()
-	}
-	return p.Key(), nil
-}
 
 // setRefusal maps store errors to refusals that name nothing.
 func setRefusal(err error) error {

@@ -86,7 +86,6 @@ type packOutput struct {
 // ARROWHEAD_SEARCH_QUERY_MAX_LENGTH bound.
 var packContext = catalog.Define[packInput, packOutput](catalog.ToolDef{
 	Name:        "pack_context",
-	Family:      catalog.FamilyContext,
 	Scope:       "context:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_PACK_CONTEXT_PER_MINUTE", Default: 10},
 	Description: "Assemble a token-budgeted context bundle for a question: a working set's pinned items first, then the code definitions and document sections that answer it, ranked (lexical terms, definitions the question names, the reference graph, and vector similarity when a semantic embedder is configured), each whole or cut to the remaining budget, with its line range, secret-scanned, provenance-stamped and framed as untrusted data. Example: pack_context(query=\"how are refunds issued?\", working_set=\"refunds\")",
@@ -161,7 +160,7 @@ func (p *server) pack(ctx context.Context, call catalog.Call, in packInput) (*ca
 		pinned:    map[ports.WorkingSetItem]bool{},
 	}
 	if in.WorkingSet != "" {
-		who, err := owner(call.Principal)
+		who, err := catalog.Owner(call.Principal)
 		if err != nil {
 			return nil, err
 		}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -35,17 +34,16 @@ type workingSetOutput struct {
 // workingsetGet defines workingset_get.
 var workingsetGet = catalog.Define[workingsetGetInput, workingSetOutput](catalog.ToolDef{
 	Name:        "workingset_get",
-	Family:      catalog.FamilyContext,
 	Scope:       "context:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_WORKINGSET_GET_PER_MINUTE", Default: 60},
 	Description: "Read the contents of a named working set you own. A set you do not own is reported as not found. Example: workingset_get(name=\"bug\")",
 	Annotations: catalog.Annotations{Title: "Read working set", ReadOnly: true, Idempotent: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes, "note": maxNoteBytes},
+	Bounds:      catalog.Bounds{"note": maxNoteBytes},
 })
 
 // get is workingset_get.
 func (w *server) get(ctx context.Context, call catalog.Call, in workingsetGetInput) (*catalog.Reply[workingSetOutput], error) {
-	who, err := owner(call.Principal)
+	who, err := catalog.Owner(call.Principal)
 	if err != nil {
 		return nil, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -18,17 +17,16 @@ type workingsetUpdateInput struct {
 // ARROWHEAD_WORKINGSET_MAX_ITEMS bound.
 var workingsetUpdate = catalog.Define[workingsetUpdateInput, workingSetOutput](catalog.ToolDef{
 	Name:        "workingset_update",
-	Family:      catalog.FamilyContext,
 	Scope:       "context:write",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_WORKINGSET_UPDATE_PER_MINUTE", Default: 30},
 	Description: "Pin, unpin, or clear references in a named working set. Each item is {\"kind\": \"doc\"|\"repo_file\", \"identifier\": ..., \"note\": ...}; pinned items are authorized as you pin them. Example: workingset_update(name=\"bug\", action=\"pin\", items=[{\"kind\": \"repo_file\", \"identifier\": \"src/app.py\"}])",
 	Annotations: catalog.Annotations{Title: "Update working set"},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes, "note": maxNoteBytes},
+	Bounds:      catalog.Bounds{"note": maxNoteBytes},
 })
 
 // update is workingset_update.
 func (w *server) update(ctx context.Context, call catalog.Call, in workingsetUpdateInput) (*catalog.Reply[workingSetOutput], error) {
-	who, err := owner(call.Principal)
+	who, err := catalog.Owner(call.Principal)
 	if err != nil {
 		return nil, err
 	}

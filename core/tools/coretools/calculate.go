@@ -21,7 +21,6 @@ type calculateOutput struct {
 // "$expression" is the family's ARROWHEAD_EXPRESSION_MAX_LENGTH bound.
 var calculate = catalog.Define[calculateInput, calculateOutput](catalog.ToolDef{
 	Name:        "calculate",
-	Family:      catalog.FamilyCore,
 	Scope:       "tools:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CALCULATE_PER_MINUTE", Default: 120},
 	Description: "Evaluate arithmetic with + - * / and parentheses. Example: calculate(expression=\"2 * (3 + 4)\") returns 14.",

@@ -7,7 +7,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -22,33 +21,21 @@ type Ports struct {
 // Config is what the core family reads from the settings.
 type Config struct {
 	// ExpressionMaxLength caps calculate's expression.
-	ExpressionMaxLength int
+	ExpressionMaxLength int `setting:"ARROWHEAD_EXPRESSION_MAX_LENGTH"`
 	// ReadFileMaxBytes caps the file read_file reads.
-	ReadFileMaxBytes int64
+	ReadFileMaxBytes int64 `setting:"ARROWHEAD_READ_FILE_MAX_BYTES"`
 	// FetchMaxResponseBytes, FetchTimeout and FetchMaxRedirects bound one
 	// safe_fetch.
-	FetchMaxResponseBytes int
-	FetchTimeout          time.Duration
-	FetchMaxRedirects     int
-}
-
-// Configure reads the core family's Config.
-func Configure(s *settings.Settings) Config {
-	return Config{
-		ExpressionMaxLength:   s.ExpressionMaxLength,
-		ReadFileMaxBytes:      int64(s.ReadFileMaxBytes),
-		FetchMaxResponseBytes: s.FetchMaxResponseBytes,
-		FetchTimeout:          settings.Seconds(s.FetchTimeoutSeconds),
-		FetchMaxRedirects:     s.FetchMaxRedirects,
-	}
+	FetchMaxResponseBytes int           `setting:"ARROWHEAD_FETCH_MAX_RESPONSE_BYTES"`
+	FetchTimeout          time.Duration `setting:"ARROWHEAD_FETCH_TIMEOUT_SECONDS"`
+	FetchMaxRedirects     int           `setting:"ARROWHEAD_FETCH_MAX_REDIRECTS"`
 }
 
 // Family is the core family.
 var Family = core.Family[Config, Ports, *server]{
-	ID:        catalog.FamilyCore,
-	Configure: Configure,
-	Bounds:    func(c Config) catalog.Bounds { return catalog.Bounds{"expression": c.ExpressionMaxLength} },
-	Serve:     func(c Config, p Ports) *server { return &server{config: c, egress: p.Egress, jail: p.Sandbox} },
+	ID:     catalog.FamilyCore,
+	Bounds: func(c Config) catalog.Bounds { return catalog.Bounds{"expression": c.ExpressionMaxLength} },
+	Serve:  func(c Config, p Ports) *server { return &server{config: c, egress: p.Egress, jail: p.Sandbox} },
 	Tools: []core.FamilyTool[*server]{
 		core.Tool(safeFetch, (*server).fetch),
 		core.Tool(calculate, (*server).calculate),

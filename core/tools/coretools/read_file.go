@@ -6,7 +6,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -23,12 +22,10 @@ type readFileOutput struct {
 // relative path, sanitized and framed as untrusted data.
 var readFile = catalog.Define[readFileInput, readFileOutput](catalog.ToolDef{
 	Name:        "read_file",
-	Family:      catalog.FamilyCore,
 	Scope:       "tools:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_READ_FILE_PER_MINUTE", Default: 60},
 	Description: "Read a text file from the server's sandbox directory by relative path. Example: read_file(path=\"welcome.txt\").",
 	Annotations: catalog.Annotations{Title: "Read file", ReadOnly: true, Idempotent: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 func (r *server) read(ctx context.Context, _ catalog.Call, in readFileInput) (*catalog.Reply[readFileOutput], error) {

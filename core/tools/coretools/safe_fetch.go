@@ -44,7 +44,6 @@ type safeFetchOutput struct {
 // SSRF-guarded egress path, its text sanitized and framed as untrusted data.
 var safeFetch = catalog.Define[safeFetchInput, safeFetchOutput](catalog.ToolDef{
 	Name:    "safe_fetch",
-	Family:  catalog.FamilyCore,
 	Scope:   "tools:read",
 	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_SAFE_FETCH_PER_MINUTE", Default: 30},
 	Description: "Fetch a public http(s) URL and return its status, content type and sanitized body text. " +

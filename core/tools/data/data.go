@@ -47,36 +47,37 @@ type Config struct {
 	// (ARROWHEAD_PGVECTOR_COLLECTIONS, or the embedded index's default).
 	Collections []string
 	// EmbeddingDimensions is the width of every embedding.
-	EmbeddingDimensions int
+	EmbeddingDimensions int `setting:"ARROWHEAD_EMBEDDING_DIMENSIONS"`
 	// SQLQueryMaxLength, MaxDimensions and MaxK are the "$sql_length",
 	// "$dimensions" and "$max_k" schema bounds.
-	SQLQueryMaxLength, MaxDimensions, MaxK int
+	SQLQueryMaxLength int `setting:"ARROWHEAD_SQL_QUERY_MAX_LENGTH"`
+	MaxDimensions     int `setting:"ARROWHEAD_PGVECTOR_MAX_DIMENSIONS"`
+	MaxK              int `setting:"ARROWHEAD_PGVECTOR_MAX_K"`
 	// SQLLimits bound one sql_query.
 	SQLLimits ports.SQLLimits
 	// Hybrid tunes hybrid_query's fusion.
 	Hybrid ports.HybridOptions
 	// IndexTimeout, IndexMaxFiles and IndexMaxChunks bound one doc_index
 	// run; IndexReuseUnchanged keeps chunks whose hash did not change.
-	IndexTimeout                  time.Duration
-	IndexMaxFiles, IndexMaxChunks int
-	IndexReuseUnchanged           bool
+	IndexTimeout        time.Duration `setting:"ARROWHEAD_VECTOR_INDEX_TIMEOUT_SECONDS"`
+	IndexMaxFiles       int           `setting:"ARROWHEAD_VECTOR_INDEX_MAX_FILES"`
+	IndexMaxChunks      int           `setting:"ARROWHEAD_VECTOR_INDEX_MAX_CHUNKS"`
+	IndexReuseUnchanged bool          `setting:"ARROWHEAD_INDEX_REUSE_UNCHANGED"`
 	// DocMaxBytes caps a document doc_index reads; DocJSON bounds a JSON
 	// document's sanitizing; Chunks is how documents are chunked (its
 	// MaxChunks is set per document).
-	DocMaxBytes int64
+	DocMaxBytes int64 `setting:"ARROWHEAD_DOC_MAX_BYTES"`
 	DocJSON     content.JSONLimits
 	Chunks      content.ChunkSettings
 }
 
-// Configure reads the data family's Config.
-func Configure(s *settings.Settings) Config {
-	return Config{
-		Collections:         s.VectorCollections(),
-		EmbeddingDimensions: s.EmbeddingDimensions,
-		SQLQueryMaxLength:   s.SQLQueryMaxLength,
-		MaxDimensions:       s.PgvectorMaxDimensions,
-		MaxK:                s.PgvectorMaxK,
-		SQLLimits: ports.SQLLimits{
+// Family is the data-connector family. A tool whose optional port is unset
+// refuses every call, naming what to set.
+var Family = core.Family[Config, Ports, *server]{
+	ID: catalog.FamilyData,
+	Configure: func(s *settings.Settings, c *Config) {
+		c.Collections = s.VectorCollections()
+		c.SQLLimits = ports.SQLLimits{
 			MaxRows:       s.SQLMaxRows,
 			MaxColumns:    s.SQLMaxColumns,
 			MaxCellBytes:  s.SQLMaxBytes,
@@ -84,27 +85,15 @@ func Configure(s *settings.Settings) Config {
 			Timeout:       settings.Seconds(s.SQLTimeoutSeconds),
 			TempFileBytes: megabytes(s.SQLTempFileLimitMB),
 			WorkMemBytes:  megabytes(s.SQLWorkMemMB),
-		},
-		Hybrid:              ports.HybridOptions{RRFK: s.HybridRRFK, CandidateMultiplier: s.HybridCandidateMultiplier, Language: s.FTSLanguage},
-		IndexTimeout:        settings.Seconds(s.VectorIndexTimeoutSeconds),
-		IndexMaxFiles:       s.VectorIndexMaxFiles,
-		IndexMaxChunks:      s.VectorIndexMaxChunks,
-		IndexReuseUnchanged: s.IndexReuseUnchanged,
-		DocMaxBytes:         int64(s.DocMaxBytes),
-		DocJSON:             content.DocumentJSONLimits(s),
-		Chunks: content.ChunkSettings{
+		}
+		c.Hybrid = ports.HybridOptions{RRFK: s.HybridRRFK, CandidateMultiplier: s.HybridCandidateMultiplier, Language: s.FTSLanguage}
+		c.DocJSON = content.DocumentJSONLimits(s)
+		c.Chunks = content.ChunkSettings{
 			TextMaxChars: s.VectorIndexChunkMaxChars,
 			TextOverlap:  s.VectorIndexChunkOverlap,
 			CodeMaxChars: s.CodeChunkMaxChars,
-		},
-	}
-}
-
-// Family is the data-connector family. A tool whose optional port is unset
-// refuses every call, naming what to set.
-var Family = core.Family[Config, Ports, *server]{
-	ID:        catalog.FamilyData,
-	Configure: Configure,
+		}
+	},
 	Bounds: func(c Config) catalog.Bounds {
 		return catalog.Bounds{"sql_length": c.SQLQueryMaxLength, "dimensions": c.MaxDimensions, "max_k": c.MaxK}
 	},

@@ -10,7 +10,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -47,13 +46,11 @@ type docIndexOutput struct {
 // docIndex defines doc_index.
 var docIndex = catalog.Define[docIndexInput, docIndexOutput](catalog.ToolDef{
 	Name:    "doc_index",
-	Family:  catalog.FamilyData,
 	Scope:   "vector:write",
 	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_VECTOR_INDEX_PER_MINUTE", Default: 6},
 	Description: "Index corpus documents into a collection for vector_query and hybrid_query: chunk, embed and store under the caller's tenant; unchanged chunks are not re-embedded and chunks of deleted or shrunk documents are removed. " +
 		"Example: doc_index(collection=\"doc_chunks\", path_prefix=\"handbook/\")",
 	Annotations: catalog.Annotations{Title: "Index documents", Idempotent: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 // index serves doc_index: the corpus it reads, the embedder, the vector

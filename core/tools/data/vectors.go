@@ -22,7 +22,6 @@ type vectorSearchInput struct {
 // ARROWHEAD_PGVECTOR_MAX_* bounds.
 var vectorSearch = catalog.Define[vectorSearchInput, hitsOutput](catalog.ToolDef{
 	Name:    "vector_search",
-	Family:  catalog.FamilyData,
 	Scope:   "vector:search",
 	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_VECTOR_SEARCH_PER_MINUTE", Default: 30},
 	Description: "Find the rows of an allow-listed collection nearest to a query embedding, within the caller's tenant; results are capped. " +
@@ -79,7 +78,6 @@ type textQueryInput struct {
 func queryTool(name, ceilingVar, desc, title string) catalog.Tool[textQueryInput, hitsOutput] {
 	return catalog.Define[textQueryInput, hitsOutput](catalog.ToolDef{
 		Name:        name,
-		Family:      catalog.FamilyData,
 		Scope:       "vector:search",
 		Ceiling:     catalog.Ceiling{Var: ceilingVar, Default: 30},
 		Description: desc,

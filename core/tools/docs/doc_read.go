@@ -5,7 +5,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -30,12 +29,10 @@ type readOutput struct {
 // docRead defines doc_read.
 var docRead = catalog.Define[docReadInput, readOutput](catalog.ToolDef{
 	Name:        "doc_read",
-	Family:      catalog.FamilyDocs,
 	Scope:       "docs:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_READ_PER_MINUTE", Default: 60},
 	Description: "Read a JSON, Markdown or text document from the corpus by relative path; returns sanitized content framed as untrusted data. Example: doc_read(path=\"notes/todo.md\")",
 	Annotations: catalog.Annotations{Title: "Read document", ReadOnly: true, Idempotent: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 func (c *corpus) readTool(ctx context.Context, call catalog.Call, in docReadInput) (*catalog.Reply[readOutput], error) {

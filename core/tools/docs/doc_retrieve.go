@@ -34,7 +34,6 @@ type retrieveOutput struct {
 // docRetrieve defines doc_retrieve.
 var docRetrieve = catalog.Define[docRetrieveInput, retrieveOutput](catalog.ToolDef{
 	Name:        "doc_retrieve",
-	Family:      catalog.FamilyDocs,
 	Scope:       "docs:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_RETRIEVE_PER_MINUTE", Default: 30},
 	Description: "Retrieve a JSON, Markdown or text document from a public URL, SSRF-guarded, size-capped and sanitized; returns untrusted framed content. Example: doc_retrieve(url=\"https://example.com/README.md\")",

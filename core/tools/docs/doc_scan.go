@@ -36,12 +36,10 @@ type ScanOutput struct {
 // docScan defines doc_scan.
 var docScan = catalog.Define[docScanInput, ScanOutput](catalog.ToolDef{
 	Name:        "doc_scan",
-	Family:      catalog.FamilyDocs,
 	Scope:       "docs:scan",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_SCAN_PER_MINUTE", Default: 20},
 	Description: "Scan corpus documents for secrets and PII; returns type, location and a hashed placeholder, never the raw value. Example: doc_scan(path_prefix=\"exports/\")",
 	Annotations: catalog.Annotations{Title: "Scan documents for secrets", ReadOnly: true, Idempotent: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 // Scanner is doc_scan's work for other families: scan_corpus_async runs it

@@ -7,7 +7,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/core/search"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -45,12 +44,10 @@ type docSearchOutput struct {
 // ARROWHEAD_SEARCH_QUERY_MAX_LENGTH bound.
 var docSearch = catalog.Define[docSearchInput, docSearchOutput](catalog.ToolDef{
 	Name:        "doc_search",
-	Family:      catalog.FamilyDocs,
 	Scope:       "docs:search",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DOC_SEARCH_PER_MINUTE", Default: 60},
 	Description: "Search corpus documents for a query and return the first matches in path and line order as bounded, sanitized snippets. Literal by default; use_regex when the deployment enables it. The answer says whether every document was searched and, when a cap stopped it, how far it got. Example: doc_search(query=\"deadline\", path_prefix=\"notes/\")",
 	Annotations: catalog.Annotations{Title: "Search documents", ReadOnly: true, Idempotent: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 // search runs the shared search pipeline over the corpus under the

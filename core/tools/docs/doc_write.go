@@ -15,7 +15,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/attach"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -59,13 +58,11 @@ var confirmSchema = sync.OnceValue(func() *catalog.Schema {
 // the family's ARROWHEAD_DOC_WRITE_MAX_BYTES.
 var docWrite = catalog.Define[docWriteInput, docWriteOutput](catalog.ToolDef{
 	Name:    "doc_write",
-	Family:  catalog.FamilyDocs,
 	Scope:   "docs:write",
 	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_DOC_WRITE_PER_MINUTE", Default: 30},
 	Description: "Write a JSON, Markdown or text document to the corpus from content or an attachment {source, filename?, mime_type?}. " +
 		"Creates a new document; overwrite=true replaces one, after confirmation where the client supports it. Example: doc_write(path=\"notes/todo.md\", content=\"# Todo\")",
 	Annotations: catalog.Annotations{Title: "Write document", Destructive: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 // write is doc_write: validate, authorize, confirm an overwrite where the

@@ -40,75 +40,56 @@ type Ports struct {
 type Config struct {
 	// QueryMaxChars is ARROWHEAD_SEARCH_QUERY_MAX_LENGTH, doc_search's
 	// "$query" bound.
-	QueryMaxChars int
+	QueryMaxChars int `setting:"ARROWHEAD_SEARCH_QUERY_MAX_LENGTH"`
 	// RegexEnabled is ARROWHEAD_SEARCH_REGEX_ENABLED.
-	RegexEnabled bool
+	RegexEnabled bool `setting:"ARROWHEAD_SEARCH_REGEX_ENABLED"`
 	// Search are doc_search's caps.
 	Search search.Limits
 	// ListMaxFiles is ARROWHEAD_SEARCH_MAX_FILES: what docs://index and
 	// the path completions list.
-	ListMaxFiles int
+	ListMaxFiles int `setting:"ARROWHEAD_SEARCH_MAX_FILES"`
 	// MaxBytes is ARROWHEAD_DOC_MAX_BYTES, the largest document read.
-	MaxBytes int
+	MaxBytes int `setting:"ARROWHEAD_DOC_MAX_BYTES"`
 	// ContentMaxBytes caps the content a result shows.
-	ContentMaxBytes int
+	ContentMaxBytes int `setting:"ARROWHEAD_CONTENT_MAX_BYTES"`
 	// ReadJSON bounds a JSON document read or retrieved, WriteJSON one
 	// written.
 	ReadJSON, WriteJSON content.JSONLimits
 	// RedactReads is ARROWHEAD_REDACT_READS.
-	RedactReads bool
+	RedactReads bool `setting:"ARROWHEAD_REDACT_READS"`
 	// Extensions are the document types doc_write accepts
 	// (ARROWHEAD_DOC_ALLOWED_EXTENSIONS).
-	Extensions []string
+	Extensions []string `setting:"ARROWHEAD_DOC_ALLOWED_EXTENSIONS"`
 	// WriteMaxBytes is ARROWHEAD_DOC_WRITE_MAX_BYTES.
-	WriteMaxBytes int
+	WriteMaxBytes int `setting:"ARROWHEAD_DOC_WRITE_MAX_BYTES"`
 	// ConfirmOverwrite is ARROWHEAD_REQUIRE_WRITE_CONFIRMATION.
-	ConfirmOverwrite bool
+	ConfirmOverwrite bool `setting:"ARROWHEAD_REQUIRE_WRITE_CONFIRMATION"`
 	// FetchMaxBytes, FetchTimeout and FetchMaxRedirects bound doc_retrieve.
-	FetchMaxBytes     int
-	FetchTimeout      time.Duration
-	FetchMaxRedirects int
+	FetchMaxBytes     int           `setting:"ARROWHEAD_FETCH_MAX_RESPONSE_BYTES"`
+	FetchTimeout      time.Duration `setting:"ARROWHEAD_FETCH_TIMEOUT_SECONDS"`
+	FetchMaxRedirects int           `setting:"ARROWHEAD_FETCH_MAX_REDIRECTS"`
 	// ScanMaxFiles, ScanMaxFindings, ScanFileMaxBytes and ScanTimeout
 	// bound a scan.
-	ScanMaxFiles, ScanMaxFindings, ScanFileMaxBytes int
-	ScanTimeout                                     time.Duration
-}
-
-// Configure reads the document suite's Config.
-func Configure(s *settings.Settings) Config {
-	return Config{
-		QueryMaxChars:   s.SearchQueryMaxLength,
-		RegexEnabled:    s.SearchRegexEnabled,
-		Search:          search.DocLimits(s),
-		ListMaxFiles:    s.SearchMaxFiles,
-		MaxBytes:        s.DocMaxBytes,
-		ContentMaxBytes: s.ContentMaxBytes,
-		ReadJSON: content.JSONLimits{
-			MaxBytes: max(s.ContentMaxBytes, s.DocMaxBytes), MaxDepth: s.JSONMaxDepth, MaxElements: s.JSONMaxElements,
-		},
-		WriteJSON: content.JSONLimits{
-			MaxBytes: s.DocWriteMaxBytes, MaxDepth: s.JSONMaxDepth, MaxElements: s.JSONMaxElements,
-		},
-		RedactReads:       s.RedactReads,
-		Extensions:        s.DocAllowedExtensions,
-		WriteMaxBytes:     s.DocWriteMaxBytes,
-		ConfirmOverwrite:  s.RequireWriteConfirmation,
-		FetchMaxBytes:     s.FetchMaxResponseBytes,
-		FetchTimeout:      settings.Seconds(s.FetchTimeoutSeconds),
-		FetchMaxRedirects: s.FetchMaxRedirects,
-		ScanMaxFiles:      s.ScanMaxFiles,
-		ScanMaxFindings:   s.ScanMaxFindings,
-		ScanFileMaxBytes:  s.ScanPerFileMaxBytes,
-		ScanTimeout:       settings.Seconds(s.ScanTimeoutSeconds),
-	}
+	ScanMaxFiles     int           `setting:"ARROWHEAD_SCAN_MAX_FILES"`
+	ScanMaxFindings  int           `setting:"ARROWHEAD_SCAN_MAX_FINDINGS"`
+	ScanFileMaxBytes int           `setting:"ARROWHEAD_SCAN_PER_FILE_MAX_BYTES"`
+	ScanTimeout      time.Duration `setting:"ARROWHEAD_SCAN_TIMEOUT_SECONDS"`
 }
 
 // Family is the document suite.
 var Family = core.Family[Config, Ports, *corpus]{
-	ID:        catalog.FamilyDocs,
-	Configure: Configure,
-	Bounds:    bounds,
-	Serve:     newCorpus,
+	ID: catalog.FamilyDocs,
+	Configure: func(s *settings.Settings, c *Config) {
+		c.Search = search.DocLimits(s)
+		c.ReadJSON = content.JSONLimits{
+			MaxBytes: max(s.ContentMaxBytes, s.DocMaxBytes), MaxDepth: s.JSONMaxDepth, MaxElements: s.JSONMaxElements,
+		}
+		c.WriteJSON = content.JSONLimits{
+			MaxBytes: s.DocWriteMaxBytes, MaxDepth: s.JSONMaxDepth, MaxElements: s.JSONMaxElements,
+		}
+	},
+	Bounds: bounds,
+	Serve:  newCorpus,
 	Tools: []core.FamilyTool[*corpus]{
 		core.Tool(docSearch, (*corpus).search),
 		core.Tool(docRead, (*corpus).readTool),

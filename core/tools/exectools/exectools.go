@@ -44,46 +44,32 @@ type Ports struct {
 // Config is what the exec family reads from the settings.
 type Config struct {
 	// Enabled is ARROWHEAD_EXEC_ENABLED: the family's gate.
-	Enabled bool
+	Enabled bool `setting:"ARROWHEAD_EXEC_ENABLED"`
 	// SnippetWall and TestWall are the wall-clock budgets of one run.
-	SnippetWall, TestWall time.Duration
+	SnippetWall time.Duration `setting:"ARROWHEAD_EXEC_WALL_SECONDS"`
+	TestWall    time.Duration `setting:"ARROWHEAD_EXEC_TEST_WALL_SECONDS"`
 	// CPUSeconds and MemoryBytes bound a snippet, TestCPUSeconds and
 	// TestMemoryBytes a test run.
-	CPUSeconds, TestCPUSeconds   int
-	MemoryBytes, TestMemoryBytes int64
+	CPUSeconds      int   `setting:"ARROWHEAD_EXEC_CPU_SECONDS"`
+	TestCPUSeconds  int   `setting:"ARROWHEAD_EXEC_TEST_CPU_SECONDS"`
+	MemoryBytes     int64 `setting:"ARROWHEAD_EXEC_MEMORY_BYTES"`
+	TestMemoryBytes int64 `setting:"ARROWHEAD_EXEC_TEST_MEMORY_BYTES"`
 	// MaxOutputBytes caps what a result shows of the output.
-	MaxOutputBytes int
+	MaxOutputBytes int `setting:"ARROWHEAD_EXEC_MAX_OUTPUT_BYTES"`
 	// MaxCodeBytes caps a snippet.
-	MaxCodeBytes int
+	MaxCodeBytes int `setting:"ARROWHEAD_EXEC_MAX_CODE_BYTES"`
 	// MaxCopyBytes and CopyMaxFiles cap run_tests' copy of the repository.
-	MaxCopyBytes, CopyMaxFiles int
+	MaxCopyBytes int `setting:"ARROWHEAD_EXEC_MAX_COPY_BYTES"`
+	CopyMaxFiles int `setting:"ARROWHEAD_EXEC_COPY_MAX_FILES"`
 	// TestCommand is ARROWHEAD_EXEC_TEST_COMMAND split into argv; empty
 	// detects the command from the project.
 	TestCommand []string
 }
 
-// Configure reads the exec family's Config.
-func Configure(s *settings.Settings) Config {
-	return Config{
-		Enabled:         s.ExecEnabled,
-		SnippetWall:     settings.Seconds(s.ExecWallSeconds),
-		TestWall:        settings.Seconds(s.ExecTestWallSeconds),
-		CPUSeconds:      s.ExecCPUSeconds,
-		TestCPUSeconds:  s.ExecTestCPUSeconds,
-		MemoryBytes:     int64(s.ExecMemoryBytes),
-		TestMemoryBytes: int64(s.ExecTestMemoryBytes),
-		MaxOutputBytes:  s.ExecMaxOutputBytes,
-		MaxCodeBytes:    s.ExecMaxCodeBytes,
-		MaxCopyBytes:    s.ExecMaxCopyBytes,
-		CopyMaxFiles:    s.ExecCopyMaxFiles,
-		TestCommand:     s.ExecTestArgv(),
-	}
-}
-
 // Family is the exec family.
 var Family = core.Family[Config, Ports, *server]{
 	ID:        catalog.FamilyExec,
-	Configure: Configure,
+	Configure: func(s *settings.Settings, c *Config) { c.TestCommand = s.ExecTestArgv() },
 	Gate:      func(c Config) bool { return c.Enabled },
 	GateDoc:   "`ARROWHEAD_EXEC_ENABLED` is true",
 	Bounds:    func(c Config) catalog.Bounds { return catalog.Bounds{"code": c.MaxCodeBytes} },

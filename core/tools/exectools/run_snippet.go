@@ -31,7 +31,6 @@ type runSnippetInput struct {
 // ARROWHEAD_EXEC_MAX_CODE_BYTES bound.
 var runSnippet = catalog.Define[runSnippetInput, execOutput](catalog.ToolDef{
 	Name:    "run_snippet",
-	Family:  catalog.FamilyExec,
 	Scope:   "exec:run",
 	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_RUN_SNIPPET_PER_MINUTE", Default: 10},
 	Description: "Run a short Python snippet in the sandbox and return its bounded, secret-redacted output. " +

@@ -58,7 +58,6 @@ var runTests = catalog.Define[runTestsInput, runTestsOutput](catalog.ToolDef{
 		"secret-redacted output. Requires the execution feature to be enabled and granted. " +
 		"Example: run_tests(path_prefix=\"src/\").",
 	Annotations: catalog.Annotations{Title: "Run tests", OpenWorld: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 // runTests serves run_tests.

@@ -35,7 +35,6 @@ type kvGetOutput struct {
 // kvSet defines kv_set; "$max_ttl" is the family's ARROWHEAD_KV_MAX_TTL_SECONDS bound.
 var kvSet = catalog.Define[kvSetInput, kvSetOutput](catalog.ToolDef{
 	Name:        "kv_set",
-	Family:      catalog.FamilyMemory,
 	Scope:       "memory:write",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_KV_SET_PER_MINUTE", Default: 60},
 	Description: "Set a scratchpad key you own to a value, replacing it, optionally expiring after ttl_seconds. Example: kv_set(key=\"draft\", value=\"step 2 of 5\", ttl_seconds=3600)",
@@ -45,7 +44,6 @@ var kvSet = catalog.Define[kvSetInput, kvSetOutput](catalog.ToolDef{
 // kvGet defines kv_get.
 var kvGet = catalog.Define[kvKeyInput, kvGetOutput](catalog.ToolDef{
 	Name:        "kv_get",
-	Family:      catalog.FamilyMemory,
 	Scope:       "memory:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_KV_GET_PER_MINUTE", Default: 120},
 	Description: "Read a scratchpad key you own. A missing, expired or foreign key is reported as not found. Example: kv_get(key=\"draft\")",
@@ -55,7 +53,6 @@ var kvGet = catalog.Define[kvKeyInput, kvGetOutput](catalog.ToolDef{
 // kvDelete defines kv_delete.
 var kvDelete = catalog.Define[kvKeyInput, deletedOutput](catalog.ToolDef{
 	Name:        "kv_delete",
-	Family:      catalog.FamilyMemory,
 	Scope:       "memory:write",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_KV_DELETE_PER_MINUTE", Default: 60},
 	Description: "Delete a scratchpad key you own. Example: kv_delete(key=\"draft\")",

@@ -19,7 +19,6 @@ type deletedOutput struct {
 // memoryDelete defines memory_delete.
 var memoryDelete = catalog.Define[memoryDeleteInput, deletedOutput](catalog.ToolDef{
 	Name:        "memory_delete",
-	Family:      catalog.FamilyMemory,
 	Scope:       "memory:write",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_MEMORY_DELETE_PER_MINUTE", Default: 30},
 	Description: "Delete one memory you own by namespace and id. An id you do not own is reported as not found. Example: memory_delete(namespace=\"prefs\", id=\"3f2a9c0d1e4b5a6f7081920a3b4c5d6e\")",

@@ -30,7 +30,6 @@ type memoryListOutput struct {
 // memoryList defines memory_list.
 var memoryList = catalog.Define[memoryListInput, memoryListOutput](catalog.ToolDef{
 	Name:        "memory_list",
-	Family:      catalog.FamilyMemory,
 	Scope:       "memory:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_MEMORY_LIST_PER_MINUTE", Default: 60},
 	Description: "List the ids and metadata of the memories in a namespace you own. Example: memory_list(namespace=\"prefs\")",

@@ -35,7 +35,6 @@ const defaultK = 5
 // memorySearch defines memory_search; "$max_k" is the family's ARROWHEAD_MEMORY_MAX_K bound.
 var memorySearch = catalog.Define[memorySearchInput, memorySearchOutput](catalog.ToolDef{
 	Name:        "memory_search",
-	Family:      catalog.FamilyMemory,
 	Scope:       "memory:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_MEMORY_SEARCH_PER_MINUTE", Default: 60},
 	Description: "Recall the memories in a namespace you own most relevant to a query. Recall is semantic with the PostgreSQL backend on pgvector and a real embedding provider, keyword otherwise; the result says which. Example: memory_search(namespace=\"prefs\", query=\"units\", k=5)",

@@ -28,7 +28,6 @@ type memoryStoreOutput struct {
 // memoryStore defines memory_store.
 var memoryStore = catalog.Define[memoryStoreInput, memoryStoreOutput](catalog.ToolDef{
 	Name:        "memory_store",
-	Family:      catalog.FamilyMemory,
 	Scope:       "memory:write",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_MEMORY_STORE_PER_MINUTE", Default: 30},
 	Description: "Store a memory in a namespace you own and return its id. Identical content returns the existing id unchanged; pass id to update an entry in place. Example: memory_store(namespace=\"prefs\", content=\"prefers metric units\")",

@@ -47,32 +47,24 @@ type Config struct {
 	// backend enforces on each write.
 	Limits ports.MemoryLimits
 	// MaxContentBytes and MaxMetadataBytes cap one memory.
-	MaxContentBytes, MaxMetadataBytes int
+	MaxContentBytes  int `setting:"ARROWHEAD_MEMORY_MAX_CONTENT_BYTES"`
+	MaxMetadataBytes int `setting:"ARROWHEAD_MEMORY_MAX_METADATA_BYTES"`
 	// MaxK caps memory_search's k (the "$max_k" bound).
-	MaxK int
+	MaxK int `setting:"ARROWHEAD_MEMORY_MAX_K"`
 	// KVMaxValueBytes caps one kv value; KVMaxTTLSeconds its expiry (the
 	// "$max_ttl" bound).
-	KVMaxValueBytes, KVMaxTTLSeconds int
-}
-
-// Configure reads the memory family's Config.
-func Configure(s *settings.Settings) Config {
-	return Config{
-		Limits: ports.MemoryLimits{MaxEntriesPerNamespace: s.MemoryMaxEntriesPerNamespace, MaxNamespaces: s.MemoryMaxNamespaces,
-			QuotaBytes: s.MemoryQuotaBytes, MaxKeys: s.KVMaxKeys},
-		MaxContentBytes:  s.MemoryMaxContentBytes,
-		MaxMetadataBytes: s.MemoryMaxMetadataBytes,
-		MaxK:             s.MemoryMaxK,
-		KVMaxValueBytes:  s.KVMaxValueBytes,
-		KVMaxTTLSeconds:  s.KVMaxTTLSeconds,
-	}
+	KVMaxValueBytes int `setting:"ARROWHEAD_KV_MAX_VALUE_BYTES"`
+	KVMaxTTLSeconds int `setting:"ARROWHEAD_KV_MAX_TTL_SECONDS"`
 }
 
 // Family is the memory family.
 var Family = core.Family[Config, Ports, *memories]{
-	ID:        catalog.FamilyMemory,
-	Configure: Configure,
-	Bounds:    func(c Config) catalog.Bounds { return catalog.Bounds{"max_k": c.MaxK, "max_ttl": c.KVMaxTTLSeconds} },
+	ID: catalog.FamilyMemory,
+	Configure: func(s *settings.Settings, c *Config) {
+		c.Limits = ports.MemoryLimits{MaxEntriesPerNamespace: s.MemoryMaxEntriesPerNamespace, MaxNamespaces: s.MemoryMaxNamespaces,
+			QuotaBytes: s.MemoryQuotaBytes, MaxKeys: s.KVMaxKeys}
+	},
+	Bounds: func(c Config) catalog.Bounds { return catalog.Bounds{"max_k": c.MaxK, "max_ttl": c.KVMaxTTLSeconds} },
 	Serve: func(c Config, p Ports) *memories {
 		return &memories{config: c, backend: p.Memory, embedder: p.Embedder, authorizer: p.Authorizer, clock: p.Clock}
 	},
@@ -139,19 +131,10 @@ func (m *memories) embed(ctx context.Context, text string) ([]float32, error) {
 	return vecs[0], nil
 }
 
-// owner is the key a caller's records are stored under: the verified
-// subject only.
-func owner(p ports.Principal) (string, error) {
-	if !p.Authenticated || p.Subject == "" {
-		return "", catalog.Denied()
-	}
-	return p.Key(), nil
-}
-
 // authorize checks the caller's grant on a namespace (kind memory) or key
 // (kind kv) and returns the owner.
 func (m *memories) authorize(ctx context.Context, call catalog.Call, action ports.Action, kind, id string) (string, error) {
-	who, err := owner(call.Principal)
+	who, err := catalog.Owner(call.Principal)
 	if err != nil {
 		return "", err
 	}

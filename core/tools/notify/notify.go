@@ -15,7 +15,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/security"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -39,36 +38,25 @@ type Ports struct {
 
 // Config is what the notify family reads from the settings.
 type Config struct {
-	// Allowlisted is true when ARROWHEAD_NOTIFY_ALLOWLIST names a
-	// destination: the family's gate. The parsed list is a port.
-	Allowlisted bool
+	// Allowlist is ARROWHEAD_NOTIFY_ALLOWLIST: the family is served when it
+	// names a destination. The parsed list is a port.
+	Allowlist []string `setting:"ARROWHEAD_NOTIFY_ALLOWLIST"`
 	// MaxPayloadBytes caps the JSON payload one delivery sends.
-	MaxPayloadBytes int
+	MaxPayloadBytes int `setting:"ARROWHEAD_NOTIFY_MAX_PAYLOAD_BYTES"`
 	// MaxResponseBytes caps what is read of the webhook's answer.
-	MaxResponseBytes int64
+	MaxResponseBytes int64 `setting:"ARROWHEAD_NOTIFY_MAX_RESPONSE_BYTES"`
 	// Timeout bounds one delivery.
-	Timeout time.Duration
-}
-
-// Configure reads the notify family's Config.
-func Configure(s *settings.Settings) Config {
-	return Config{
-		Allowlisted:      len(s.NotifyAllowlist) > 0,
-		MaxPayloadBytes:  s.NotifyMaxPayloadBytes,
-		MaxResponseBytes: int64(s.NotifyMaxResponseBytes),
-		Timeout:          settings.Seconds(s.NotifyTimeoutSeconds),
-	}
+	Timeout time.Duration `setting:"ARROWHEAD_NOTIFY_TIMEOUT_SECONDS"`
 }
 
 // Family is the notify family. It is served only when the allowlist names
 // at least one destination, so the default catalog never lists a tool that
 // cannot succeed.
 var Family = core.Family[Config, Ports, *server]{
-	ID:        catalog.FamilyNotify,
-	Configure: Configure,
-	Gate:      func(c Config) bool { return c.Allowlisted },
-	GateDoc:   "`ARROWHEAD_NOTIFY_ALLOWLIST` is not empty",
-	Serve:     func(c Config, p Ports) *server { return &server{config: c, Ports: p} },
+	ID:      catalog.FamilyNotify,
+	Gate:    func(c Config) bool { return len(c.Allowlist) > 0 },
+	GateDoc: "`ARROWHEAD_NOTIFY_ALLOWLIST` is not empty",
+	Serve:   func(c Config, p Ports) *server { return &server{config: c, Ports: p} },
 	Tools: []core.FamilyTool[*server]{
 		core.Tool(notifyWebhook, (*server).notify),
 	},

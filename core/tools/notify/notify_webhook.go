@@ -29,7 +29,6 @@ type notifyOutput struct {
 // notifyWebhook defines notify_webhook.
 var notifyWebhook = catalog.Define[notifyInput, notifyOutput](catalog.ToolDef{
 	Name:        "notify_webhook",
-	Family:      catalog.FamilyNotify,
 	Scope:       "notify:send",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_NOTIFY_WEBHOOK_PER_MINUTE", Default: 10},
 	Description: "POST a JSON payload to a webhook URL on the operator allowlist and return the bounded response status. Example: notify_webhook(url=\"https://hooks.example.com/services/T0\", payload={\"text\": \"done\"})",

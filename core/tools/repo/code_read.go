@@ -6,7 +6,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -28,12 +27,10 @@ type codeReadOutput struct {
 // codeRead defines code_read.
 var codeRead = catalog.Define[codeReadInput, codeReadOutput](catalog.ToolDef{
 	Name:        "code_read",
-	Family:      catalog.FamilyRepo,
 	Scope:       "repo:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CODE_READ_PER_MINUTE", Default: 60},
 	Description: "Read a repository file by relative path, optionally sliced to a line range (1-based, inclusive; end_line 0 means to the end). Returns sanitized text framed as untrusted data. Example: code_read(path=\"src/app.py\", start_line=10, end_line=40)",
 	Annotations: catalog.Annotations{Title: "Read code", ReadOnly: true, Idempotent: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 // read is code_read: an excerpt, framed.

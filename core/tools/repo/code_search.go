@@ -6,7 +6,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/search"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -44,12 +43,10 @@ type codeSearchOutput struct {
 // ARROWHEAD_SEARCH_QUERY_MAX_LENGTH bound.
 var codeSearch = catalog.Define[codeSearchInput, codeSearchOutput](catalog.ToolDef{
 	Name:        "code_search",
-	Family:      catalog.FamilyRepo,
 	Scope:       "repo:search",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_CODE_SEARCH_PER_MINUTE", Default: 60},
 	Description: "Search repository files for a query and return the first matches in path and line order as bounded, sanitized snippets with line numbers. Literal by default; use_regex when the deployment enables it. The answer says whether every file was searched and, when a cap stopped it, how far it got. Example: code_search(query=\"TODO\", path_prefix=\"src/\")",
 	Annotations: catalog.Annotations{Title: "Search code", ReadOnly: true, Idempotent: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 // search runs the shared search pipeline over the repository under its

@@ -8,7 +8,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/codeintel"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -40,12 +39,10 @@ type dependencyGraphOutput struct {
 // dependencyGraph defines dependency_graph.
 var dependencyGraph = catalog.Define[dependencyGraphInput, dependencyGraphOutput](catalog.ToolDef{
 	Name:        "dependency_graph",
-	Family:      catalog.FamilyRepo,
 	Scope:       "repo:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_DEPENDENCY_GRAPH_PER_MINUTE", Default: 10},
 	Description: "Map the imports between the Python modules and Go packages under a repository prefix, marking dependencies outside it as external. Example: dependency_graph(path_prefix=\"src/\")",
 	Annotations: catalog.Annotations{Title: "Map dependencies", ReadOnly: true, Idempotent: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 // graph parses the Python and Go files under the prefix that the caller

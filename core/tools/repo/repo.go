@@ -45,50 +45,37 @@ const notConfigured = "The repository is not configured on this server (ARROWHEA
 type Config struct {
 	// QueryMaxChars is ARROWHEAD_SEARCH_QUERY_MAX_LENGTH, code_search's
 	// "$query" bound.
-	QueryMaxChars int
+	QueryMaxChars int `setting:"ARROWHEAD_SEARCH_QUERY_MAX_LENGTH"`
 	// RegexEnabled is ARROWHEAD_SEARCH_REGEX_ENABLED.
-	RegexEnabled bool
+	RegexEnabled bool `setting:"ARROWHEAD_SEARCH_REGEX_ENABLED"`
 	// Literal and Regex are code_search's caps for a literal query and for
 	// a pattern.
 	Literal, Regex search.Limits
 	// MaxFiles is ARROWHEAD_REPO_SEARCH_MAX_FILES, the per-walk cap of
 	// every repo tool.
-	MaxFiles int
+	MaxFiles int `setting:"ARROWHEAD_REPO_SEARCH_MAX_FILES"`
 	// MaxFileBytes is ARROWHEAD_REPO_MAX_FILE_BYTES, what one read takes.
-	MaxFileBytes int64
+	MaxFileBytes int64 `setting:"ARROWHEAD_REPO_MAX_FILE_BYTES"`
 	// ContentMaxBytes caps what code_read returns of a file.
-	ContentMaxBytes int
+	ContentMaxBytes int `setting:"ARROWHEAD_CONTENT_MAX_BYTES"`
 	// RedactReads is ARROWHEAD_REDACT_READS: whether code_search redacts a
 	// matched file before cutting snippets from it.
-	RedactReads bool
+	RedactReads bool `setting:"ARROWHEAD_REDACT_READS"`
 	// SymbolMapMaxFiles and SymbolMapMaxSymbols bound symbol_map,
 	// GraphMaxFiles dependency_graph.
-	SymbolMapMaxFiles, SymbolMapMaxSymbols, GraphMaxFiles int
-}
-
-// Configure reads the repo family's Config.
-func Configure(s *settings.Settings) Config {
-	return Config{
-		QueryMaxChars:       s.SearchQueryMaxLength,
-		RegexEnabled:        s.SearchRegexEnabled,
-		Literal:             search.RepoLimits(s, false),
-		Regex:               search.RepoLimits(s, true),
-		MaxFiles:            s.RepoSearchMaxFiles,
-		MaxFileBytes:        int64(s.RepoMaxFileBytes),
-		ContentMaxBytes:     s.ContentMaxBytes,
-		RedactReads:         s.RedactReads,
-		SymbolMapMaxFiles:   s.SymbolMapMaxFiles,
-		SymbolMapMaxSymbols: s.SymbolMapMaxSymbols,
-		GraphMaxFiles:       s.DependencyGraphMaxFiles,
-	}
+	SymbolMapMaxFiles   int `setting:"ARROWHEAD_SYMBOL_MAP_MAX_FILES"`
+	SymbolMapMaxSymbols int `setting:"ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS"`
+	GraphMaxFiles       int `setting:"ARROWHEAD_DEPENDENCY_GRAPH_MAX_FILES"`
 }
 
 // Family is the repo family.
 var Family = core.Family[Config, Ports, *tree]{
-	ID:        catalog.FamilyRepo,
-	Configure: Configure,
-	Bounds:    func(c Config) catalog.Bounds { return catalog.Bounds{"query": c.QueryMaxChars} },
-	Serve:     newTree,
+	ID: catalog.FamilyRepo,
+	Configure: func(s *settings.Settings, c *Config) {
+		c.Literal, c.Regex = search.RepoLimits(s, false), search.RepoLimits(s, true)
+	},
+	Bounds: func(c Config) catalog.Bounds { return catalog.Bounds{"query": c.QueryMaxChars} },
+	Serve:  newTree,
 	Tools: []core.FamilyTool[*tree]{
 		core.Tool(codeSearch, (*tree).search).Needs(hasRepo, notConfigured),
 		core.Tool(codeRead, (*tree).read).Needs(hasRepo, notConfigured),

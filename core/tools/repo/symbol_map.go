@@ -10,7 +10,6 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/codeintel"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -46,12 +45,10 @@ type symbolMapOutput struct {
 // symbolMap defines symbol_map.
 var symbolMap = catalog.Define[symbolMapInput, symbolMapOutput](catalog.ToolDef{
 	Name:        "symbol_map",
-	Family:      catalog.FamilyRepo,
 	Scope:       "repo:read",
 	Ceiling:     catalog.Ceiling{Var: "ARROWHEAD_SYMBOL_MAP_PER_MINUTE", Default: 20},
 	Description: "List the functions, methods, classes and types defined under a repository prefix, with their line spans and the extractor that found them; filter by kind and leave tests out to ask for less. A map cut short by its caps says where it stopped and which prefixes to ask for next. Example: symbol_map(path_prefix=\"src/\", kinds=[\"function\", \"type\"], include_tests=false)",
 	Annotations: catalog.Annotations{Title: "Map symbols", ReadOnly: true, Idempotent: true},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 // fileSymbols is one parsed file's answer.

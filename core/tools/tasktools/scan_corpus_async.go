@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/core/tools/docs"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -25,14 +24,12 @@ type startOutput struct {
 // scanCorpusAsync defines scan_corpus_async.
 var scanCorpusAsync = catalog.Define[scanCorpusAsyncInput, startOutput](catalog.ToolDef{
 	Name:    "scan_corpus_async",
-	Family:  catalog.FamilyTasks,
 	Scope:   "docs:scan",
 	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_START_PER_MINUTE", Default: 10, About: "Background tasks (scan_corpus_async) a caller may start per minute: starting is expensive, polling cheap."},
 	Description: "Start a background secrets-and-PII scan of the corpus (or a path prefix) and return a task handle at once. " +
 		"Poll it with task_get(task_id=...) and cancel it with task_update(task_id=..., action=\"cancel\"). " +
 		"Example: scan_corpus_async(path_prefix=\"exports/\")",
 	Annotations: catalog.Annotations{Title: "Start a background scan"},
-	Bounds:      catalog.Bounds{"path": security.MaxPathBytes},
 })
 
 // scanInput is a scan task's recorded input.
@@ -41,7 +38,7 @@ type scanInput struct {
 }
 
 func (h *handles) startScan(ctx context.Context, call catalog.Call, in scanCorpusAsyncInput) (*catalog.Reply[startOutput], error) {
-	if _, err := owner(call.Principal); err != nil {
+	if _, err := catalog.Owner(call.Principal); err != nil {
 		return nil, err
 	}
 	prefix, err := catalog.CleanPrefix(in.PathPrefix)

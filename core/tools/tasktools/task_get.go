@@ -24,7 +24,6 @@ type taskGetOutput struct {
 // taskGet defines task_get.
 var taskGet = catalog.Define[taskGetInput, taskGetOutput](catalog.ToolDef{
 	Name:    "task_get",
-	Family:  catalog.FamilyTasks,
 	Scope:   "tasks:read",
 	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_GET_PER_MINUTE", Default: 120},
 	Description: "Return the status of a task you started, and its result once it has finished. " +
@@ -33,7 +32,7 @@ var taskGet = catalog.Define[taskGetInput, taskGetOutput](catalog.ToolDef{
 })
 
 func (h *handles) get(ctx context.Context, call catalog.Call, in taskGetInput) (*catalog.Reply[taskGetOutput], error) {
-	who, err := owner(call.Principal)
+	who, err := catalog.Owner(call.Principal)
 	if err != nil {
 		return nil, err
 	}

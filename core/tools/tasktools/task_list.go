@@ -18,7 +18,6 @@ type taskListOutput struct {
 // taskList defines task_list.
 var taskList = catalog.Define[taskListInput, taskListOutput](catalog.ToolDef{
 	Name:    "task_list",
-	Family:  catalog.FamilyTasks,
 	Scope:   "tasks:read",
 	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_LIST_PER_MINUTE", Default: 60},
 	Description: "List the task handles you own with their status and kind. Poll one with task_get(task_id=...). " +
@@ -27,7 +26,7 @@ var taskList = catalog.Define[taskListInput, taskListOutput](catalog.ToolDef{
 })
 
 func (h *handles) list(ctx context.Context, call catalog.Call, _ taskListInput) (*catalog.Reply[taskListOutput], error) {
-	who, err := owner(call.Principal)
+	who, err := catalog.Owner(call.Principal)
 	if err != nil {
 		return nil, err
 	}

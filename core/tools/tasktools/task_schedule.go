@@ -26,7 +26,6 @@ type taskScheduleOutput struct {
 // the family's ARROWHEAD_TASK_SCHEDULE_* bounds.
 var taskSchedule = catalog.Define[taskScheduleInput, taskScheduleOutput](catalog.ToolDef{
 	Name:    "task_schedule",
-	Family:  catalog.FamilyTasks,
 	Scope:   "tasks:write",
 	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_SCHEDULE_PER_MINUTE", Default: 10},
 	Description: "Schedule a timer that completes after delay_seconds carrying your payload; repeat_seconds respawns " +
@@ -37,7 +36,7 @@ var taskSchedule = catalog.Define[taskScheduleInput, taskScheduleOutput](catalog
 })
 
 func (h *handles) schedule(ctx context.Context, call catalog.Call, in taskScheduleInput) (*catalog.Reply[taskScheduleOutput], error) {
-	if _, err := owner(call.Principal); err != nil {
+	if _, err := catalog.Owner(call.Principal); err != nil {
 		return nil, err
 	}
 	c := h.config

@@ -16,7 +16,6 @@ type taskUpdateInput struct {
 // taskUpdate defines task_update.
 var taskUpdate = catalog.Define[taskUpdateInput, handleOut](catalog.ToolDef{
 	Name:    "task_update",
-	Family:  catalog.FamilyTasks,
 	Scope:   "tasks:write",
 	Ceiling: catalog.Ceiling{Var: "ARROWHEAD_TASK_UPDATE_PER_MINUTE", Default: 30},
 	Description: "Update a task you started. The only action is \"cancel\": it stops a running task or a pending timer; " +
@@ -26,7 +25,7 @@ var taskUpdate = catalog.Define[taskUpdateInput, handleOut](catalog.ToolDef{
 })
 
 func (h *handles) update(ctx context.Context, call catalog.Call, in taskUpdateInput) (*catalog.Reply[handleOut], error) {
-	who, err := owner(call.Principal)
+	who, err := catalog.Owner(call.Principal)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core"
 	"github.com/arrowhead-go/arrowhead/core/catalog"
-	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -47,23 +46,14 @@ const (
 // Config is what the tasks family reads from the settings.
 type Config struct {
 	// MaxTimersPerOwner bounds one caller's pending timers.
-	MaxTimersPerOwner int
+	MaxTimersPerOwner int `setting:"ARROWHEAD_TASK_SCHEDULE_MAX_PER_OWNER"`
 	// MaxDelaySeconds and MinRepeatSeconds bound a timer's delay and
 	// repeat (the "$max_delay" and "$min_repeat" bounds, rounded inwards
 	// to whole seconds).
-	MaxDelaySeconds, MinRepeatSeconds float64
+	MaxDelaySeconds  float64 `setting:"ARROWHEAD_TASK_SCHEDULE_MAX_DELAY_SECONDS"`
+	MinRepeatSeconds float64 `setting:"ARROWHEAD_TASK_SCHEDULE_MIN_REPEAT_SECONDS"`
 	// PayloadMaxBytes caps a timer's payload.
-	PayloadMaxBytes int
-}
-
-// Configure reads the tasks family's Config.
-func Configure(s *settings.Settings) Config {
-	return Config{
-		MaxTimersPerOwner: s.TaskScheduleMaxPerOwner,
-		MaxDelaySeconds:   s.TaskScheduleMaxDelaySeconds,
-		MinRepeatSeconds:  s.TaskScheduleMinRepeatSeconds,
-		PayloadMaxBytes:   s.TaskPayloadMaxBytes,
-	}
+	PayloadMaxBytes int `setting:"ARROWHEAD_TASK_PAYLOAD_MAX_BYTES"`
 }
 
 // Limits are the registry's bounds under c.
@@ -86,8 +76,7 @@ type Ports struct {
 
 // Family is the tasks family.
 var Family = core.Family[Config, Ports, *handles]{
-	ID:        catalog.FamilyTasks,
-	Configure: Configure,
+	ID: catalog.FamilyTasks,
 	Bounds: func(c Config) catalog.Bounds {
 		return catalog.Bounds{"max_delay": int(math.Floor(c.MaxDelaySeconds)), "min_repeat": int(math.Ceil(c.MinRepeatSeconds))}
 	},
@@ -133,15 +122,6 @@ func handle(t ports.Task) handleOut {
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
-
-// owner is the key a caller's tasks are recorded under: the verified
-// subject only.
-func owner(p ports.Principal) (string, error) {
-	if !p.Authenticated || p.Subject == "" {
-		return "", catalog.Denied()
-	}
-	return p.Key(), nil
-}
 
 // refusal maps registry errors onto refusals that name no value.
 func refusal(err error) error {

@@ -94,14 +94,22 @@ func newEnv(t testing.TB, policy string, gated bool, vars map[string]string, fil
 	if err != nil {
 		t.Fatal(err)
 	}
-	scanner := docs.NewScanner(docs.Configure(s), store, pol, security.NewScanner([]byte("0123456789abcdef0123456789abcdef")))
+	docsConfig, err := docs.Family.Config(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	taskConfig, err := tasktools.Family.Config(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	scanner := docs.NewScanner(docsConfig, store, pol, security.NewScanner([]byte("0123456789abcdef0123456789abcdef")))
 	workers := tasktools.Workers(scanner)
 	scan, returned := workers[ports.TaskKindScan], make(chan struct{}, 100)
 	workers[ports.TaskKindScan] = func(ctx context.Context, run ports.TaskRun) ([]byte, error) {
 		defer func() { returned <- struct{}{} }()
 		return scan(ctx, run)
 	}
-	reg, err := boltstores.OpenTaskRegistry(t.Context(), ns, ports.TaskConfig{Limits: tasktools.Configure(s).Limits(), Workers: workers})
+	reg, err := boltstores.OpenTaskRegistry(t.Context(), ns, ports.TaskConfig{Limits: taskConfig.Limits(), Workers: workers})
 	if err != nil {
 		t.Fatal(err)
 	}
