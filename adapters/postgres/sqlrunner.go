@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -540,14 +539,13 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 	for i := range ncols {
 		res.Columns[i] = columnName(fds[i].Name)
 	}
-	res.Rows = make([][]any, 0, min(lim.MaxRows, rowBlock))
+	res.Rows = make([][]json.RawMessage, 0, min(lim.MaxRows, rowBlock))
 	total := 0
-	// Rows are cut from blocks of cells, and their text from blocks of
+	// Rows are cut from blocks of cells, and their JSON from blocks of
 	// bytes, rather than allocated one by one.
-	var cells []any
+	var cells []json.RawMessage
 	block := 2
-	var texts textArena
-	mapCap := mapLimit(lim.MaxCellBytes)
+	var out jsonArena
 	for rows.NextRow() {
 		if len(res.Rows) >= lim.MaxRows {
 			cutRows, early = true, true
@@ -557,7 +555,7 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 		if len(cells) < ncols {
 			// Small first, so a one-row answer stays small.
 			block = min(block*2, rowBlock)
-			cells = make([]any, ncols*block)
+			cells = make([]json.RawMessage, ncols*block)
 		}
 		row := cells[:ncols:ncols]
 		cells = cells[ncols:]
@@ -567,15 +565,8 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 			if i < len(raw) {
 				raw1 = raw[i]
 			}
-			var v any
-			var n int
-			var cut bool
-			if raw1 != nil && len(raw1) <= mapCap && utf8.Valid(raw1) {
-				v, n, cut = textCell(fds[i].DataTypeOID, texts.of(raw1), lim.MaxCellBytes)
-			} else {
-				v, n, cut = cellValue(fds[i].DataTypeOID, raw1, lim.MaxCellBytes)
-			}
-			row[i] = v
+			cell, n, cut := out.cell(fds[i].DataTypeOID, raw1, lim.MaxCellBytes)
+			row[i] = cell
 			rowBytes += n
 			rowCut = rowCut || cut
 		}
@@ -601,35 +592,6 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 // rowBlock is how many rows' cells collect allocates at once, and the
 // result's first capacity.
 const rowBlock = 32
-
-// textArenaBlock is the size of the blocks textArena copies cells' text
-// into; a longer text gets a string of its own.
-const textArenaBlock = 8 << 10
-
-// textArena makes strings of cells' text, many to one allocation: pgx
-// reuses a row's memory for the next, so each text must be copied, and a
-// 100-row result would otherwise cost a string per row or per cell. The
-// text is appended to a block and never written again, so a string made
-// over it with unsafe.String stays immutable, as strings must; a string
-// keeps its whole block alive, which only ever holds text of the same
-// result.
-type textArena struct{ buf []byte }
-
-func (a *textArena) of(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	if len(b) > cap(a.buf)-len(a.buf) {
-		if len(b) > textArenaBlock/4 {
-			return string(b)
-		}
-		// Small first, so a one-row answer stays small.
-		a.buf = make([]byte, 0, max(min(2*cap(a.buf), textArenaBlock), 512, len(b)))
-	}
-	start := len(a.buf)
-	a.buf = append(a.buf, b...)
-	return unsafe.String(&a.buf[start], len(b))
-}
 
 // columnName returns a column name as valid UTF-8 of at most
 // MaxColumnNameBytes. It is otherwise raw: the caller sanitizes it.
