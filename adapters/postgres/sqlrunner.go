@@ -211,12 +211,12 @@ func (r *SQLRunner) run(ctx context.Context, sql string, args [][]byte, lim port
 // reports the settings that changed (TimeZone) at each, so both ends do a
 // second read and write per call.
 //
-// With cache, the settings and the statement are named prepared
-// statements of the connection (stmtcache.go): the first call sends each
-// one's Parse (and a Describe) in the same write, ahead of its Bind, and
-// later calls send only Bind, Describe and Execute; statements evicted
-// from the cache are closed at the start of the write, where nothing can
-// have failed yet. Without, both go unnamed, parsed every call.
+// With cache, BEGIN, ROLLBACK, the settings and the statement are named
+// prepared statements of the connection (stmtcache.go): the first call
+// sends each one's Parse (and a Describe) in the same write, ahead of its
+// Bind, and later calls send only Bind, Describe and Execute; statements
+// evicted from the cache are closed at the start of the write, where
+// nothing can have failed yet. Without, all go unnamed, parsed every call.
 //
 // PostgreSQL (13 and later) starts a fresh statement timeout at each
 // protocol message after an Execute completes, so the timeout set by the
@@ -224,7 +224,7 @@ func (r *SQLRunner) run(ctx context.Context, sql string, args [][]byte, lim port
 func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql string, args [][]byte, lim ports.SQLLimits) (res ports.SQLResult, err error) {
 	qctx, qcancel := context.WithCancel(ctx)
 	defer qcancel()
-	settings := sessionSQL(lim)
+	settings := settingsFor(lim)
 	pl := conn.StartPipeline(qctx)
 	var stale []string
 	if cache != nil {
@@ -237,25 +237,25 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 	// text for every one. No parameter types: the server infers each from
 	// its placeholder and parses the text as that type, exactly like a
 	// quoted literal in that position.
-	pl.SendQueryParams("BEGIN READ ONLY", nil, nil, nil, nil)
-	var setName, stmtName string
-	var setReady, stmtReady bool
+	var begin, rollback, set, stmt statement
 	if cache == nil {
+		pl.SendQueryParams(beginSQL, nil, nil, nil, nil)
 		pl.SendQueryParams(settings, nil, nil, nil, nil)
 		pl.SendQueryParams(sql, args, nil, nil, nil)
+		pl.SendQueryParams(rollbackSQL, nil, nil, nil, nil)
 	} else {
-		setName, setReady = cache.lookup(settings)
-		if !setReady {
-			pl.SendPrepare(setName, settings, nil)
-		}
-		pl.SendQueryPrepared(setName, nil, nil, nil)
-		stmtName, stmtReady = cache.lookup(sql)
-		if !stmtReady {
-			pl.SendPrepare(stmtName, sql, nil)
-		}
-		pl.SendQueryPrepared(stmtName, args, nil, nil)
+		// BEGIN and ROLLBACK are parsed ahead of everything, ROLLBACK
+		// too: its answer comes after the statement's, where a failure
+		// is not read.
+		begin = prepare(pl, cache, beginSQL)
+		rollback = prepare(pl, cache, rollbackSQL)
+		pl.SendQueryPrepared(begin.name, nil, nil, nil)
+		set = prepare(pl, cache, settings)
+		pl.SendQueryPrepared(set.name, nil, nil, nil)
+		stmt = prepare(pl, cache, sql)
+		pl.SendQueryPrepared(stmt.name, args, nil, nil)
+		pl.SendQueryPrepared(rollback.name, nil, nil, nil)
 	}
-	pl.SendQueryParams("ROLLBACK", nil, nil, nil, nil)
 	pl.SendPipelineSync()
 	if err := pl.Flush(); err != nil {
 		_ = pl.Close()
@@ -269,12 +269,16 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 	// BEGIN and the settings: their results are discarded; an error stops
 	// here, and Close below reads the rest.
 	if err == nil {
+		err = prepared(pl, cache, begin, true)
+	}
+	if err == nil {
+		err = prepared(pl, cache, rollback, true)
+	}
+	if err == nil {
 		err = discard(pl)
 	}
-	if err == nil && cache != nil && !setReady {
-		if err = prepared(pl); err == nil {
-			cache.add(settings, setName, true)
-		}
+	if err == nil {
+		err = prepared(pl, cache, set, true)
 	}
 	if err == nil {
 		err = discard(pl)
@@ -285,10 +289,8 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 			err = errors.Join(ErrSessionSettings, err)
 		}
 	}
-	if err == nil && cache != nil && !stmtReady {
-		if err = prepared(pl); err == nil {
-			cache.add(sql, stmtName, false)
-		}
+	if err == nil {
+		err = prepared(pl, cache, stmt, false)
 	}
 	if err == nil {
 		res, err = readStatement(pl, lim, qcancel)
@@ -332,8 +334,36 @@ func closed(pl *pgconn.Pipeline) error {
 	return nil
 }
 
-// prepared reads a Prepare's answer from pl.
-func prepared(pl *pgconn.Pipeline) error {
+// The runner's own statements, prepared on each connection beside its
+// settings.
+const (
+	beginSQL    = "BEGIN READ ONLY"
+	rollbackSQL = "ROLLBACK"
+)
+
+// statement is one named statement of an exchange: sent is set when its
+// Parse went in this exchange.
+type statement struct {
+	text, name string
+	sent       bool
+}
+
+// prepare looks text up in cache and sends its Parse when the connection
+// does not have it prepared yet.
+func prepare(pl *pgconn.Pipeline, cache *stmtCache, text string) statement {
+	name, ready := cache.lookup(text)
+	if !ready {
+		pl.SendPrepare(name, text, nil)
+	}
+	return statement{text: text, name: name, sent: !ready}
+}
+
+// prepared reads the answer to st's Parse, if one was sent, from pl and
+// records the statement in cache (own: never evicted).
+func prepared(pl *pgconn.Pipeline, cache *stmtCache, st statement, own bool) error {
+	if !st.sent {
+		return nil
+	}
 	out, err := pl.GetResults()
 	if err != nil {
 		return err
@@ -341,6 +371,7 @@ func prepared(pl *pgconn.Pipeline) error {
 	if _, ok := out.(*pgconn.StatementDescription); !ok {
 		return errPipeline
 	}
+	cache.add(st.text, st.name, own)
 	return nil
 }
 
@@ -384,6 +415,33 @@ func readStatement(pl *pgconn.Pipeline, lim ports.SQLLimits, cancel context.Canc
 		return ports.SQLResult{}, err
 	}
 	return res, nil
+}
+
+// settingsKey is what sessionSQL's text depends on.
+type settingsKey struct {
+	timeout        time.Duration
+	tempFile, work int64
+}
+
+type settingsText struct {
+	key  settingsKey
+	text string
+}
+
+// lastSettings holds the settings text last built: the limits are the
+// same from call to call (the deployment's), so it is built once rather
+// than per call.
+var lastSettings atomic.Pointer[settingsText]
+
+// settingsFor is sessionSQL(lim), built again only when the limits changed.
+func settingsFor(lim ports.SQLLimits) string {
+	key := settingsKey{lim.Timeout, lim.TempFileBytes, lim.WorkMemBytes}
+	if last := lastSettings.Load(); last != nil && last.key == key {
+		return last.text
+	}
+	text := sessionSQL(lim)
+	lastSettings.Store(&settingsText{key, text})
+	return text
 }
 
 // sessionSQL pins, for this transaction only, the statement timeout, the
