@@ -2,6 +2,7 @@ package ports
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -62,12 +63,15 @@ type SQLLimits struct {
 	WorkMemBytes  int64
 }
 
-// SQLResult is a bounded result set with JSON-ready values: string, bool,
-// json.Number, nil, []any or map[string]any. Timestamps are RFC 3339 text,
-// bytea is hex text, numerics are json.Number.
+// SQLResult is a bounded result set. Each cell is the compact JSON text
+// encoding/json writes for the cell's JSON-ready value (a string, bool,
+// json.Number, nil, []any or map[string]any: object keys sorted, HTML
+// characters escaped), so a caller can write it into its own JSON as it
+// is, or decode it (with json.Decoder.UseNumber) to that value.
+// Timestamps are RFC 3339 text, bytea is hex text, numerics are numbers.
 type SQLResult struct {
 	Columns []string
-	Rows    [][]any
+	Rows    [][]json.RawMessage
 	// Truncated names each bound that cut the result: "rows", "columns",
 	// "cell_bytes", "total_bytes".
 	Truncated []string

@@ -81,13 +81,20 @@ func withHeaders(ctx context.Context, h http.Header) context.Context {
 }
 
 // carrier collects the caller's W3C trace context: _meta first, then the
-// HTTP headers.
+// HTTP headers. It is nil when the caller sent none (the commonest call),
+// which every tracer reads as empty, so that call allocates nothing here.
 func carrier(meta *mcp.Meta, h http.Header, ctx context.Context) ports.TraceCarrier {
-	c := ports.TraceCarrier{}
+	var c ports.TraceCarrier
+	set := func(k, v string) {
+		if c == nil {
+			c = ports.TraceCarrier{}
+		}
+		c[k] = v
+	}
 	if meta != nil {
 		for _, k := range []string{traceParentKey, traceStateKey} {
 			if v, ok := meta.AdditionalFields[k].(string); ok && len(v) <= maxTraceFieldBytes {
-				c[k] = v
+				set(k, v)
 			}
 		}
 	}
@@ -99,7 +106,7 @@ func carrier(meta *mcp.Meta, h http.Header, ctx context.Context) ports.TraceCarr
 			continue
 		}
 		if v := h.Get(k); v != "" && len(v) <= maxTraceFieldBytes {
-			c[k] = v
+			set(k, v)
 		}
 	}
 	return c

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -250,11 +251,25 @@ func (s *Server) callTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.Ca
 		out.StructuredContent = res.JSON
 	}
 	if res.Labels.Integrity != "" {
-		out.Meta = mcp.NewMetaFromMap(map[string]any{FlowMetaKey: map[string]any{
-			"integrity": res.Labels.Integrity, "confidentiality": res.Labels.Confidentiality,
-		}})
+		out.Meta = &mcp.Meta{AdditionalFields: map[string]any{FlowMetaKey: flowMeta(res.Labels)}}
 	}
 	return out, nil
+}
+
+// flowLabels caches the _meta value of each pair of flow labels: the
+// labels are the catalog's constants (six pairs at most), and a pair's
+// JSON is the same on every call.
+var flowLabels sync.Map // catalog.FlowLabels -> json.RawMessage
+
+// flowMeta is the FlowMetaKey value for l, the JSON encoding/json writes
+// for a map of its two labels (keys sorted), encoded once per pair.
+func flowMeta(l catalog.FlowLabels) json.RawMessage {
+	if v, ok := flowLabels.Load(l); ok {
+		return v.(json.RawMessage)
+	}
+	b, _ := json.Marshal(map[string]string{"integrity": l.Integrity, "confidentiality": l.Confidentiality})
+	v, _ := flowLabels.LoadOrStore(l, json.RawMessage(b))
+	return v.(json.RawMessage)
 }
 
 // FlowMetaKey carries a result's information-flow labels in its _meta:

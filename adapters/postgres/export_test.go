@@ -17,3 +17,7 @@ func (p *Pool) WithConnForTest(ctx context.Context, fn func(*pgx.Conn) error) er
 	defer c.Release()
 	return fn(c.Conn())
 }
+
+// CellValues decodes a result's cells and checks each is the JSON
+// encoding/json writes for its value (see cellValues).
+var CellValues = cellValues

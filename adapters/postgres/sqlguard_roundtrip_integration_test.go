@@ -334,7 +334,7 @@ func positional(sql string, params []string) (string, error) {
 func isNameStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
 // rowsText renders each row as JSON, for comparing and for messages.
-func rowsText(t *testing.T, rows [][]any) []string {
+func rowsText(t *testing.T, rows [][]json.RawMessage) []string {
 	t.Helper()
 	out := make([]string, len(rows))
 	for i, r := range rows {

@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
@@ -212,12 +211,12 @@ func (r *SQLRunner) run(ctx context.Context, sql string, args [][]byte, lim port
 // reports the settings that changed (TimeZone) at each, so both ends do a
 // second read and write per call.
 //
-// With cache, the settings and the statement are named prepared
-// statements of the connection (stmtcache.go): the first call sends each
-// one's Parse (and a Describe) in the same write, ahead of its Bind, and
-// later calls send only Bind, Describe and Execute; statements evicted
-// from the cache are closed at the start of the write, where nothing can
-// have failed yet. Without, both go unnamed, parsed every call.
+// With cache, BEGIN, ROLLBACK, the settings and the statement are named
+// prepared statements of the connection (stmtcache.go): the first call
+// sends each one's Parse (and a Describe) in the same write, ahead of its
+// Bind, and later calls send only Bind, Describe and Execute; statements
+// evicted from the cache are closed at the start of the write, where
+// nothing can have failed yet. Without, all go unnamed, parsed every call.
 //
 // PostgreSQL (13 and later) starts a fresh statement timeout at each
 // protocol message after an Execute completes, so the timeout set by the
@@ -225,7 +224,7 @@ func (r *SQLRunner) run(ctx context.Context, sql string, args [][]byte, lim port
 func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql string, args [][]byte, lim ports.SQLLimits) (res ports.SQLResult, err error) {
 	qctx, qcancel := context.WithCancel(ctx)
 	defer qcancel()
-	settings := sessionSQL(lim)
+	settings := settingsFor(lim)
 	pl := conn.StartPipeline(qctx)
 	var stale []string
 	if cache != nil {
@@ -238,25 +237,25 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 	// text for every one. No parameter types: the server infers each from
 	// its placeholder and parses the text as that type, exactly like a
 	// quoted literal in that position.
-	pl.SendQueryParams("BEGIN READ ONLY", nil, nil, nil, nil)
-	var setName, stmtName string
-	var setReady, stmtReady bool
+	var begin, rollback, set, stmt statement
 	if cache == nil {
+		pl.SendQueryParams(beginSQL, nil, nil, nil, nil)
 		pl.SendQueryParams(settings, nil, nil, nil, nil)
 		pl.SendQueryParams(sql, args, nil, nil, nil)
+		pl.SendQueryParams(rollbackSQL, nil, nil, nil, nil)
 	} else {
-		setName, setReady = cache.lookup(settings)
-		if !setReady {
-			pl.SendPrepare(setName, settings, nil)
-		}
-		pl.SendQueryPrepared(setName, nil, nil, nil)
-		stmtName, stmtReady = cache.lookup(sql)
-		if !stmtReady {
-			pl.SendPrepare(stmtName, sql, nil)
-		}
-		pl.SendQueryPrepared(stmtName, args, nil, nil)
+		// BEGIN and ROLLBACK are parsed ahead of everything, ROLLBACK
+		// too: its answer comes after the statement's, where a failure
+		// is not read.
+		begin = prepare(pl, cache, beginSQL)
+		rollback = prepare(pl, cache, rollbackSQL)
+		pl.SendQueryPrepared(begin.name, nil, nil, nil)
+		set = prepare(pl, cache, settings)
+		pl.SendQueryPrepared(set.name, nil, nil, nil)
+		stmt = prepare(pl, cache, sql)
+		pl.SendQueryPrepared(stmt.name, args, nil, nil)
+		pl.SendQueryPrepared(rollback.name, nil, nil, nil)
 	}
-	pl.SendQueryParams("ROLLBACK", nil, nil, nil, nil)
 	pl.SendPipelineSync()
 	if err := pl.Flush(); err != nil {
 		_ = pl.Close()
@@ -270,12 +269,16 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 	// BEGIN and the settings: their results are discarded; an error stops
 	// here, and Close below reads the rest.
 	if err == nil {
+		err = prepared(pl, cache, begin, true)
+	}
+	if err == nil {
+		err = prepared(pl, cache, rollback, true)
+	}
+	if err == nil {
 		err = discard(pl)
 	}
-	if err == nil && cache != nil && !setReady {
-		if err = prepared(pl); err == nil {
-			cache.add(settings, setName, true)
-		}
+	if err == nil {
+		err = prepared(pl, cache, set, true)
 	}
 	if err == nil {
 		err = discard(pl)
@@ -286,10 +289,8 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 			err = errors.Join(ErrSessionSettings, err)
 		}
 	}
-	if err == nil && cache != nil && !stmtReady {
-		if err = prepared(pl); err == nil {
-			cache.add(sql, stmtName, false)
-		}
+	if err == nil {
+		err = prepared(pl, cache, stmt, false)
 	}
 	if err == nil {
 		res, err = readStatement(pl, lim, qcancel)
@@ -333,8 +334,36 @@ func closed(pl *pgconn.Pipeline) error {
 	return nil
 }
 
-// prepared reads a Prepare's answer from pl.
-func prepared(pl *pgconn.Pipeline) error {
+// The runner's own statements, prepared on each connection beside its
+// settings.
+const (
+	beginSQL    = "BEGIN READ ONLY"
+	rollbackSQL = "ROLLBACK"
+)
+
+// statement is one named statement of an exchange: sent is set when its
+// Parse went in this exchange.
+type statement struct {
+	text, name string
+	sent       bool
+}
+
+// prepare looks text up in cache and sends its Parse when the connection
+// does not have it prepared yet.
+func prepare(pl *pgconn.Pipeline, cache *stmtCache, text string) statement {
+	name, ready := cache.lookup(text)
+	if !ready {
+		pl.SendPrepare(name, text, nil)
+	}
+	return statement{text: text, name: name, sent: !ready}
+}
+
+// prepared reads the answer to st's Parse, if one was sent, from pl and
+// records the statement in cache (own: never evicted).
+func prepared(pl *pgconn.Pipeline, cache *stmtCache, st statement, own bool) error {
+	if !st.sent {
+		return nil
+	}
 	out, err := pl.GetResults()
 	if err != nil {
 		return err
@@ -342,6 +371,7 @@ func prepared(pl *pgconn.Pipeline) error {
 	if _, ok := out.(*pgconn.StatementDescription); !ok {
 		return errPipeline
 	}
+	cache.add(st.text, st.name, own)
 	return nil
 }
 
@@ -385,6 +415,33 @@ func readStatement(pl *pgconn.Pipeline, lim ports.SQLLimits, cancel context.Canc
 		return ports.SQLResult{}, err
 	}
 	return res, nil
+}
+
+// settingsKey is what sessionSQL's text depends on.
+type settingsKey struct {
+	timeout        time.Duration
+	tempFile, work int64
+}
+
+type settingsText struct {
+	key  settingsKey
+	text string
+}
+
+// lastSettings holds the settings text last built: the limits are the
+// same from call to call (the deployment's), so it is built once rather
+// than per call.
+var lastSettings atomic.Pointer[settingsText]
+
+// settingsFor is sessionSQL(lim), built again only when the limits changed.
+func settingsFor(lim ports.SQLLimits) string {
+	key := settingsKey{lim.Timeout, lim.TempFileBytes, lim.WorkMemBytes}
+	if last := lastSettings.Load(); last != nil && last.key == key {
+		return last.text
+	}
+	text := sessionSQL(lim)
+	lastSettings.Store(&settingsText{key, text})
+	return text
 }
 
 // sessionSQL pins, for this transaction only, the statement timeout, the
@@ -540,14 +597,13 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 	for i := range ncols {
 		res.Columns[i] = columnName(fds[i].Name)
 	}
-	res.Rows = make([][]any, 0, min(lim.MaxRows, rowBlock))
+	res.Rows = make([][]json.RawMessage, 0, min(lim.MaxRows, rowBlock))
 	total := 0
-	// Rows are cut from blocks of cells, and their text from blocks of
+	// Rows are cut from blocks of cells, and their JSON from blocks of
 	// bytes, rather than allocated one by one.
-	var cells []any
+	var cells []json.RawMessage
 	block := 2
-	var texts textArena
-	mapCap := mapLimit(lim.MaxCellBytes)
+	var out jsonArena
 	for rows.NextRow() {
 		if len(res.Rows) >= lim.MaxRows {
 			cutRows, early = true, true
@@ -557,7 +613,7 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 		if len(cells) < ncols {
 			// Small first, so a one-row answer stays small.
 			block = min(block*2, rowBlock)
-			cells = make([]any, ncols*block)
+			cells = make([]json.RawMessage, ncols*block)
 		}
 		row := cells[:ncols:ncols]
 		cells = cells[ncols:]
@@ -567,15 +623,8 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 			if i < len(raw) {
 				raw1 = raw[i]
 			}
-			var v any
-			var n int
-			var cut bool
-			if raw1 != nil && len(raw1) <= mapCap && utf8.Valid(raw1) {
-				v, n, cut = textCell(fds[i].DataTypeOID, texts.of(raw1), lim.MaxCellBytes)
-			} else {
-				v, n, cut = cellValue(fds[i].DataTypeOID, raw1, lim.MaxCellBytes)
-			}
-			row[i] = v
+			cell, n, cut := out.cell(fds[i].DataTypeOID, raw1, lim.MaxCellBytes)
+			row[i] = cell
 			rowBytes += n
 			rowCut = rowCut || cut
 		}
@@ -601,35 +650,6 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 // rowBlock is how many rows' cells collect allocates at once, and the
 // result's first capacity.
 const rowBlock = 32
-
-// textArenaBlock is the size of the blocks textArena copies cells' text
-// into; a longer text gets a string of its own.
-const textArenaBlock = 8 << 10
-
-// textArena makes strings of cells' text, many to one allocation: pgx
-// reuses a row's memory for the next, so each text must be copied, and a
-// 100-row result would otherwise cost a string per row or per cell. The
-// text is appended to a block and never written again, so a string made
-// over it with unsafe.String stays immutable, as strings must; a string
-// keeps its whole block alive, which only ever holds text of the same
-// result.
-type textArena struct{ buf []byte }
-
-func (a *textArena) of(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	if len(b) > cap(a.buf)-len(a.buf) {
-		if len(b) > textArenaBlock/4 {
-			return string(b)
-		}
-		// Small first, so a one-row answer stays small.
-		a.buf = make([]byte, 0, max(min(2*cap(a.buf), textArenaBlock), 512, len(b)))
-	}
-	start := len(a.buf)
-	a.buf = append(a.buf, b...)
-	return unsafe.String(&a.buf[start], len(b))
-}
 
 // columnName returns a column name as valid UTF-8 of at most
 // MaxColumnNameBytes. It is otherwise raw: the caller sanitizes it.

@@ -183,17 +183,18 @@ func proxied(t testing.TB, dsn string) (*wireProxy, string) {
 	return p, u.String()
 }
 
-// The frontend traffic of one Query, all in one turn: BEGIN READ ONLY
-// (Parse/Bind/Describe/Execute), the settings, the statement, ROLLBACK and
-// one Sync. The settings and the statement are the connection's prepared
-// statements: the first call with a statement sends its Parse and a
-// Describe ahead of its Bind/Describe/Execute, later ones only the
-// Bind/Describe/Execute. The settings were prepared by the connection's
-// first call. A call that fails has the server skip the ROLLBACK, and
-// sends it once more, alone, in a second turn.
+// The frontend traffic of one Query, all in one turn: BEGIN READ ONLY,
+// the settings, the statement, ROLLBACK and one Sync. All four are the
+// connection's prepared statements: the first call with a statement sends
+// its Parse and a Describe ahead of its Bind/Describe/Execute, later ones
+// only the Bind/Describe/Execute. BEGIN, ROLLBACK and the settings were
+// prepared by the connection's first call (connectExchange). A call that
+// fails has the server skip the ROLLBACK, and sends it once more, alone
+// and unnamed, in a second turn.
 const (
-	firstExchange    = "PBDE" + "BDE" + "PD" + "BDE" + "PBDE" + "S"
-	repeatExchange   = "PBDE" + "BDE" + "BDE" + "PBDE" + "S"
+	connectExchange  = "PD" + "PD" + "BDE" + "PD" + "BDE" + "PD" + "BDE" + "BDE" + "S"
+	firstExchange    = "BDE" + "BDE" + "PD" + "BDE" + "BDE" + "S"
+	repeatExchange   = "BDE" + "BDE" + "BDE" + "BDE" + "S"
 	rollbackExchange = "PBDES"
 )
 
@@ -220,7 +221,16 @@ func TestIntegrationQueryIsOneExchange(t *testing.T) {
 			}
 			p, dsn := proxied(t, db.roDSN)
 			r := runner(t, dsn, WithMaxConns(1))
+			m := p.mark()
 			mustQuery(t, r, "select 1", defaultLimits) // connect outside the count
+			// After the authentication ("p" turns), one exchange.
+			turns := p.since(m, false)
+			for len(turns) > 1 && turns[0] == "p" {
+				turns = turns[1:]
+			}
+			if !slices.Equal(turns, []string{connectExchange}) {
+				t.Errorf("first call: client turns = %q, want authentication then %q", p.since(m, false), connectExchange)
+			}
 			for i, want := range []string{firstExchange, tc.again} {
 				m := p.mark()
 				res, err := query(r, tc.sql, lim, tc.args...)
@@ -239,7 +249,7 @@ func TestIntegrationQueryIsOneExchange(t *testing.T) {
 			}
 			// The connection came back idle and serves the next call: the
 			// same connection, whose settings are still prepared.
-			m := p.mark()
+			m = p.mark()
 			mustQuery(t, r, "select 2", defaultLimits)
 			if turns := p.since(m, false); !slices.Equal(turns, []string{firstExchange}) {
 				t.Errorf("next call: client turns = %q, want %q on the same connection", turns, firstExchange)

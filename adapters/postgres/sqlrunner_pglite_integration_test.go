@@ -21,12 +21,21 @@ func TestIntegrationPGliteSQLRunner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(sql string, lim ports.SQLLimits, args ...any) (ports.SQLResult, error) {
+	type result struct{ Rows [][]any }
+	run := func(sql string, lim ports.SQLLimits, args ...any) (result, error) {
 		q := ports.VettedQuery{SQL: sql}
 		for range args {
 			q.Params = append(q.Params, "p")
 		}
-		return r.Query(context.Background(), q, args, lim)
+		res, err := r.Query(context.Background(), q, args, lim)
+		if err != nil {
+			return result{}, err
+		}
+		rows, err := postgres.CellValues(res.Rows)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return result{rows}, nil
 	}
 	kind := func(err error) ports.SQLErrorKind {
 		var se *ports.SQLError

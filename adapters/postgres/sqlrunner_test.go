@@ -425,8 +425,12 @@ func TestCollectBounds(t *testing.T) {
 			if !reflect.DeepEqual(res.Columns, tt.wantCols) {
 				t.Errorf("columns = %q, want %q", res.Columns, tt.wantCols)
 			}
-			if !reflect.DeepEqual(res.Rows, tt.wantRows) {
-				t.Errorf("rows = %q, want %q", res.Rows, tt.wantRows)
+			rows, err := cellValues(res.Rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(rows, tt.wantRows) {
+				t.Errorf("rows = %q, want %q", rows, tt.wantRows)
 			}
 			if !reflect.DeepEqual(res.Truncated, tt.wantTrunc) {
 				t.Errorf("truncated = %q, want %q", res.Truncated, tt.wantTrunc)

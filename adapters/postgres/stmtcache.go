@@ -14,9 +14,10 @@ import (
 )
 
 // The SQL runner keeps, per connection, the statements it has prepared:
-// its own settings statement and the most recent vetted statements, each
-// under a name of its own. A repeated call then sends only Bind, Describe
-// and Execute for them, and the server skips parsing, analysing and
+// its own statements (BEGIN, ROLLBACK and the settings) and the most
+// recent vetted statements, each under a name of its own. A repeated call
+// then sends only Bind, Describe and Execute for them, and the server
+// skips parsing, analysing and
 // (once it settles on a generic plan) planning them: the settings
 // statement alone cost as much again as a 100-row result.
 //
@@ -42,6 +43,9 @@ type stmtCache struct {
 	next   uint64
 	clock  uint64
 	byText map[string]*stmtEntry
+	// owned counts the runner's own statements in byText (BEGIN,
+	// ROLLBACK, the settings), which are never evicted.
+	owned int
 	// stale are names to deallocate in the next exchange: evicted, or
 	// found to have a plan whose result type changed.
 	stale []string
@@ -50,7 +54,7 @@ type stmtCache struct {
 type stmtEntry struct {
 	name string
 	used uint64
-	// own marks the runner's settings statement, which is never evicted.
+	// own marks the runner's own statements, never evicted.
 	own bool
 }
 
@@ -82,7 +86,10 @@ func (c *stmtCache) lookup(text string) (name string, prepared bool) {
 // recently used vetted statement past stmtCacheSize.
 func (c *stmtCache) add(text, name string, own bool) {
 	c.byText[text] = &stmtEntry{name: name, used: c.clock, own: own}
-	if len(c.byText) <= stmtCacheSize+1 { // +1: the settings statement
+	if own {
+		c.owned++
+	}
+	if len(c.byText) <= stmtCacheSize+c.owned {
 		return
 	}
 	var oldest string
@@ -99,6 +106,9 @@ func (c *stmtCache) add(text, name string, own bool) {
 func (c *stmtCache) drop(text string) {
 	if e, ok := c.byText[text]; ok {
 		delete(c.byText, text)
+		if e.own {
+			c.owned--
+		}
 		c.stale = append(c.stale, e.name)
 	}
 }
@@ -108,6 +118,7 @@ func (c *stmtCache) drop(text string) {
 // that still exists there is harmless.
 func (c *stmtCache) reset() {
 	clear(c.byText)
+	c.owned = 0
 	c.stale = nil
 }
 

@@ -80,8 +80,8 @@ func TestIntegrationPreparedStatementsAreBounded(t *testing.T) {
 	if err := c.QueryRow(t.Context(), "select count(*) from pg_prepared_statements where name like 'arrowhead_%'").Scan(&n); err != nil {
 		t.Fatal(err)
 	}
-	if n != stmtCacheSize+1 {
-		t.Errorf("%d statements prepared on the connection, want %d and the settings", n, stmtCacheSize)
+	if n != stmtCacheSize+3 {
+		t.Errorf("%d statements prepared on the connection, want %d, BEGIN, ROLLBACK and the settings", n, stmtCacheSize)
 	}
 }
 
@@ -104,8 +104,8 @@ func TestIntegrationClosedConnectionReleasesItsStatements(t *testing.T) {
 	mustQuery(t, r, "select 2", defaultLimits)
 	m := p.mark()
 	pool.Close()
-	// The settings and both statements.
-	want := []string{"CCCS"}
+	// BEGIN, ROLLBACK, the settings and both statements.
+	want := []string{"CCCCCS"}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		got := p.since(m, true)

@@ -161,22 +161,41 @@ func runner(t testing.TB, dsn string, opts ...Option) *SQLRunner {
 	return r
 }
 
+// result is a ports.SQLResult with its cells decoded (cellValues), the
+// form the tests state their expectations in.
+type result struct {
+	Columns   []string
+	Rows      [][]any
+	Truncated []string
+}
+
 // query runs sql with args through r under lim; the statement's parameter
 // names are invented, one per argument.
-func query(r *SQLRunner, sql string, lim ports.SQLLimits, args ...any) (ports.SQLResult, error) {
+func query(r *SQLRunner, sql string, lim ports.SQLLimits, args ...any) (result, error) {
 	return queryCtx(context.Background(), r, sql, lim, args...)
 }
 
-func queryCtx(ctx context.Context, r *SQLRunner, sql string, lim ports.SQLLimits, args ...any) (ports.SQLResult, error) {
+// queryCtx is query under ctx. Every cell is checked to be the JSON
+// encoding/json writes for its value; a cell that is not panics, which
+// fails the test or benchmark that ran it.
+func queryCtx(ctx context.Context, r *SQLRunner, sql string, lim ports.SQLLimits, args ...any) (result, error) {
 	q := ports.VettedQuery{SQL: sql}
 	for i := range args {
 		q.Params = append(q.Params, fmt.Sprintf("p%d", i+1))
 	}
-	return r.Query(ctx, q, args, lim)
+	res, err := r.Query(ctx, q, args, lim)
+	if err != nil {
+		return result{}, err
+	}
+	rows, err := cellValues(res.Rows)
+	if err != nil {
+		panic(err)
+	}
+	return result{Columns: res.Columns, Rows: rows, Truncated: res.Truncated}, nil
 }
 
 // mustQuery is query that fails the test on error.
-func mustQuery(t testing.TB, r *SQLRunner, sql string, lim ports.SQLLimits, args ...any) ports.SQLResult {
+func mustQuery(t testing.TB, r *SQLRunner, sql string, lim ports.SQLLimits, args ...any) result {
 	t.Helper()
 	res, err := query(r, sql, lim, args...)
 	if err != nil {

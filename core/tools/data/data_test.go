@@ -119,7 +119,7 @@ func newEnvWriting(t *testing.T, pol string, files map[string]string, wrap func(
 
 func TestSQLQueryGuards(t *testing.T) {
 	e := newEnv(t, policy, nil)
-	e.sql.res = ports.SQLResult{Columns: []string{"id", "na\u202eme"}, Rows: [][]any{{json.Number("1"), "a\x1b[31mb"}}}
+	e.sql.res = ports.SQLResult{Columns: []string{"id", "na\u202eme"}, Rows: [][]json.RawMessage{{json.RawMessage("1"), json.RawMessage(`"a\u001b[31mb"`)}}}
 	res, te := coretest.Call(t, e.app, alice, "sql_query", map[string]any{"query": "select id, name from orders where org = :org and id > :min", "params": map[string]any{"org": hostile, "min": 3}})
 	if te != nil {
 		t.Fatal(te)

@@ -1,9 +1,12 @@
 package data
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"slices"
 	"sort"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
@@ -20,12 +23,12 @@ type sqlQueryInput struct {
 }
 
 type sqlQueryOutput struct {
-	Columns   []string `json:"columns" description:"Sanitized column names."`
-	Rows      [][]any  `json:"rows" description:"Rows of JSON values (untrusted data)."`
-	RowCount  int      `json:"row_count" description:"Rows returned." minimum:"0" maximum:"$count"`
-	Truncated []string `json:"truncated" description:"Bounds that cut the result: rows, columns, cell_bytes, total_bytes."`
-	Marker    string   `json:"marker" description:"The untrusted-data marker framing the text answer."`
-	Untrusted bool     `json:"untrusted" description:"Always true."`
+	Columns   []string            `json:"columns" description:"Sanitized column names."`
+	Rows      [][]json.RawMessage `json:"rows" description:"Rows of JSON values (untrusted data)."`
+	RowCount  int                 `json:"row_count" description:"Rows returned." minimum:"0" maximum:"$count"`
+	Truncated []string            `json:"truncated" description:"Bounds that cut the result: rows, columns, cell_bytes, total_bytes."`
+	Marker    string              `json:"marker" description:"The untrusted-data marker framing the text answer."`
+	Untrusted bool                `json:"untrusted" description:"Always true."`
 }
 
 // sqlQuery defines sql_query; "$sql_length" is the family's
@@ -68,7 +71,7 @@ func (r *server) query(ctx context.Context, call catalog.Call, in sqlQueryInput)
 	if err != nil {
 		return nil, sqlRefusal(err)
 	}
-	return rowsReply(res), nil
+	return rowsReply(res)
 }
 
 // bindParams orders the caller's values by placeholder. Names are never
@@ -125,33 +128,44 @@ func sqlRefusal(err error) error {
 }
 
 // rowsReply sanitizes column names and string values and frames the rows.
-func rowsReply(res ports.SQLResult) *catalog.Reply[sqlQueryOutput] {
+func rowsReply(res ports.SQLResult) (*catalog.Reply[sqlQueryOutput], error) {
 	cols := make([]string, len(res.Columns))
 	for i, c := range res.Columns {
 		cols[i] = content.SanitizeString(c)
 	}
-	// The sanitized rows are cut from one block of cells: the runner's
-	// rows are left as they are, since its result may be shared.
-	n := 0
-	for _, r := range res.Rows {
-		n += len(r)
-	}
-	cells := make([]any, n)
-	rows := make([][]any, len(res.Rows))
+	// The runner's cells are already the JSON encoding/json writes for
+	// them. A cell of printable ASCII without an escape holds only strings
+	// that sanitizing leaves as they are, so it is kept as it is; any other
+	// is decoded, sanitized and encoded again. A row is copied before its
+	// first change: the runner's rows are left as they are, since its
+	// result may be shared.
+	rows := make([][]json.RawMessage, len(res.Rows))
 	for i, r := range res.Rows {
-		row := cells[:len(r):len(r)]
-		cells = cells[len(r):]
-		for j, v := range r {
-			row[j] = sanitizeValue(v)
+		rows[i] = r
+		copied := false
+		for j, c := range r {
+			if plainJSON(c) {
+				continue
+			}
+			clean, err := sanitizeCell(c)
+			if err != nil {
+				return nil, err
+			}
+			if !copied {
+				rows[i], copied = slices.Clone(r), true
+			}
+			rows[i][j] = clean
 		}
-		rows[i] = row
 	}
 	// A struct rather than a map: the same JSON (encoding/json writes a
 	// map's keys sorted, which is this order), without building the map.
-	body, _ := json.Marshal(struct {
-		Columns []string `json:"columns"`
-		Rows    [][]any  `json:"rows"`
+	body, err := json.Marshal(struct {
+		Columns []string            `json:"columns"`
+		Rows    [][]json.RawMessage `json:"rows"`
 	}{cols, rows})
+	if err != nil {
+		return nil, err
+	}
 	framed := content.Frame(string(body), content.NewSource("sql", "query", "json", body))
 	return catalog.Answer(sqlQueryOutput{
 		Columns:   cols,
@@ -160,7 +174,34 @@ func rowsReply(res ports.SQLResult) *catalog.Reply[sqlQueryOutput] {
 		Truncated: res.Truncated,
 		Marker:    framed.Marker,
 		Untrusted: true,
-	}, framed.Text)
+	}, framed.Text), nil
+}
+
+// plainJSON reports whether a JSON text is printable ASCII without a
+// backslash: every string in it is then printable ASCII as written, which
+// content.SanitizeString returns unchanged.
+func plainJSON(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 || c > 0x7e || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// sanitizeCell decodes one cell's JSON (numbers as json.Number), sanitizes
+// its strings and encodes it again.
+func sanitizeCell(cell json.RawMessage) (json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(cell))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("sql_query: a cell holds more than one JSON value")
+	}
+	return json.Marshal(sanitizeValue(v))
 }
 
 // sanitizeValue strips control and invisible characters from every string

@@ -12,31 +12,32 @@ import (
 
 func TestRowsReplySanitizesWithoutTouchingTheRunnersRows(t *testing.T) {
 	hostile := "a\x1b[31mb\u202e"
-	res := ports.SQLResult{
-		Columns: []string{"id", "na\u202eme", "tags"},
-		Rows: [][]any{
-			{json.Number("1"), "plain", []any{"x", hostile}},
-			{json.Number("2"), hostile, map[string]any{"k\u200b": hostile}},
-			{nil, true, []any{}},
-		},
-	}
-	orig := [][]any{
+	values := [][]any{
 		{json.Number("1"), "plain", []any{"x", hostile}},
-		{json.Number("2"), hostile, map[string]any{"k\u200b": hostile}},
+		{json.Number("2"), hostile, map[string]any{"k\u200b": hostile, "<&>": "é"}},
 		{nil, true, []any{}},
 	}
-	r := rowsReply(res)
+	res := ports.SQLResult{Columns: []string{"id", "na\u202eme", "tags"}, Rows: cells(t, values)}
+	orig := cells(t, values)
+	r, err := rowsReply(res)
+	if err != nil {
+		t.Fatal(err)
+	}
 	clean := content.SanitizeString(hostile)
 	want := [][]any{
 		{json.Number("1"), "plain", []any{"x", clean}},
-		{json.Number("2"), clean, map[string]any{"k": clean}},
+		{json.Number("2"), clean, map[string]any{"k": clean, "<&>": "é"}},
 		{nil, true, []any{}},
 	}
-	if !reflect.DeepEqual(r.Out.Rows, want) {
-		t.Errorf("rows = %#v, want %#v", r.Out.Rows, want)
+	// Each cell is what encoding/json writes for the sanitized value.
+	if got, want := cells(t, want), r.Out.Rows; !reflect.DeepEqual(got, want) {
+		t.Errorf("rows = %s, want %s", got, want)
 	}
 	if !reflect.DeepEqual(res.Rows, orig) {
-		t.Errorf("the runner's rows changed: %#v", res.Rows)
+		t.Errorf("the runner's rows changed: %s", res.Rows)
+	}
+	if &r.Out.Rows[2][0] != &res.Rows[2][0] {
+		t.Error("a row that sanitizing leaves as it is was copied")
 	}
 	if got := r.Out.Columns; !reflect.DeepEqual(got, []string{"id", "name", "tags"}) {
 		t.Errorf("columns = %q", got)
@@ -55,15 +56,45 @@ func TestRowsReplySanitizesWithoutTouchingTheRunnersRows(t *testing.T) {
 // BenchmarkRowsReply100 renders the 100-row result of the SQL runner's
 // benchmark statement (an int and a short text per row).
 func BenchmarkRowsReply100(b *testing.B) {
-	res := ports.SQLResult{Columns: []string{"g", "label"}}
+	var values [][]any
 	for i := 1; i <= 100; i++ {
 		n := json.Number(strings.Repeat("1", 1+i%3))
-		res.Rows = append(res.Rows, []any{n, "row " + string(n)})
+		values = append(values, []any{n, "row " + string(n)})
 	}
+	res := ports.SQLResult{Columns: []string{"g", "label"}, Rows: cells(b, values)}
 	b.ReportAllocs()
 	for b.Loop() {
-		if r := rowsReply(res); len(r.Out.Rows) != 100 {
-			b.Fatal(len(r.Out.Rows))
+		if r, err := rowsReply(res); err != nil || len(r.Out.Rows) != 100 {
+			b.Fatal(err)
+		}
+	}
+}
+
+// cells encodes rows of JSON-ready values as a runner hands them over.
+func cells(t testing.TB, values [][]any) [][]json.RawMessage {
+	t.Helper()
+	out := make([][]json.RawMessage, len(values))
+	for i, r := range values {
+		out[i] = make([]json.RawMessage, len(r))
+		for j, v := range r {
+			b, err := json.Marshal(v)
+			if err != nil {
+				t.Fatal(err)
+			}
+			out[i][j] = b
+		}
+	}
+	return out
+}
+
+// TestRowsReplyRefusesCellsThatAreNotJSON: a runner that broke the port's
+// promise fails the call rather than passing bytes into the answer
+// unsanitized.
+func TestRowsReplyRefusesCellsThatAreNotJSON(t *testing.T) {
+	for _, cell := range []string{"\"a\x1bb\"", "1 2", "{", "\"\\x\""} {
+		res := ports.SQLResult{Columns: []string{"c"}, Rows: [][]json.RawMessage{{json.RawMessage(cell)}}}
+		if _, err := rowsReply(res); err == nil {
+			t.Errorf("%q: accepted", cell)
 		}
 	}
 }
