@@ -93,6 +93,8 @@ type Runtime struct {
 	MetricsAddr net.Addr
 
 	shared *sqlite.Store // the store processes share, once a family needs it
+	// opening is the shared store's open under way (openStoreEarly).
+	opening *storeOpen
 	// redis is the Redis client, when ARROWHEAD_REDIS_URL is set.
 	redis *goredis.Client
 	// pools are the PostgreSQL pools by DSN: adapters configured with the
@@ -111,6 +113,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 			_ = rt.Close(context.WithoutCancel(ctx))
 		}
 	}()
+	rt.openStoreEarly(s)
 	clock := o.Clock
 	if clock == nil {
 		clock = ports.SystemClock{}
