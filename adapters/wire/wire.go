@@ -98,6 +98,8 @@ type Runtime struct {
 	shared *sqlite.Store // the store processes share, once a family needs it
 	// signer is the attestation key (attest.go), loaded once per Build.
 	signer *signing.Key
+	// opening is the shared store's open under way (openStoreEarly).
+	opening *storeOpen
 	// redis is the Redis client, when ARROWHEAD_REDIS_URL is set.
 	redis *goredis.Client
 	// pools are the PostgreSQL pools by DSN: adapters configured with the
@@ -116,6 +118,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 			_ = rt.Close(context.WithoutCancel(ctx))
 		}
 	}()
+	rt.openStoreEarly(s)
 	clock := o.Clock
 	if clock == nil {
 		clock = ports.SystemClock{}

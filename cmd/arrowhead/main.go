@@ -28,6 +28,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/adapters/config"
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
+	"github.com/arrowhead-go/arrowhead/cmd/arrowhead/internal/prefault"
 	"github.com/arrowhead-go/arrowhead/cmd/arrowhead/internal/startgc"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 )
@@ -51,6 +52,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if cmd != "serve" {
 		// serve resumes collection once it is serving (settleStartup).
 		startgc.Resume()
+		prefault.Stop()
 	}
 	switch cmd {
 	case "serve":

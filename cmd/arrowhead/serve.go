@@ -19,6 +19,7 @@ import (
 	"github.com/arrowhead-go/arrowhead/adapters/config"
 	mcpadapter "github.com/arrowhead-go/arrowhead/adapters/mcp"
 	"github.com/arrowhead-go/arrowhead/adapters/wire"
+	"github.com/arrowhead-go/arrowhead/cmd/arrowhead/internal/prefault"
 	"github.com/arrowhead-go/arrowhead/cmd/arrowhead/internal/startgc"
 	"github.com/arrowhead-go/arrowhead/core/settings"
 	"github.com/arrowhead-go/arrowhead/ports"
@@ -192,12 +193,14 @@ func serveHTTP(ctx context.Context, rt *wire.Runtime) error {
 }
 
 // settleStartup ends start-up once the server has answered its first
-// requests: collection resumes at the default pacing, and the garbage and
-// the executable's pages that only start-up touched go back to the OS.
+// requests: the prefaulting helper stops, collection resumes at the
+// default pacing, and the garbage and the executable's pages that only
+// start-up touched go back to the OS.
 // Both used to happen before serving, where they cost the first answer a
 // full collection and the re-faulting of every code page it needed (about
 // a fifth of stdio start-up).
 func settleStartup() {
+	prefault.Stop()
 	startgc.Resume()
 	releaseStartupPages()
 }
