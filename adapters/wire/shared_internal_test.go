@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arrowhead-go/arrowhead/adapters/signing"
 	"github.com/arrowhead-go/arrowhead/adapters/sqlite"
 	"github.com/arrowhead-go/arrowhead/core/coretest"
 	"github.com/arrowhead-go/arrowhead/internal/pgtest"
@@ -65,7 +66,12 @@ func TestUsesSharedStoreMatchesTheAssembly(t *testing.T) {
 // A store that cannot be opened still fails the start, with the error it
 // always gave, although it is opened in the background.
 func TestEarlyOpenFailureFailsTheStart(t *testing.T) {
-	env, data := storeEnv(t, nil)
+	// The attestation key lives elsewhere, so the store is what fails.
+	keyDir := t.TempDir()
+	if _, err := signing.Load("", keyDir); err != nil {
+		t.Fatal(err)
+	}
+	env, data := storeEnv(t, map[string]string{"ARROWHEAD_ATTESTATION_KEY": filepath.Join(keyDir, signing.FileName)})
 	if err := os.WriteFile(data, []byte("a file, not a directory"), 0o600); err != nil {
 		t.Fatal(err)
 	}
