@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"encoding/json"
-	"slices"
 	"unicode/utf8"
 	"unsafe"
 
@@ -61,7 +60,12 @@ func (a *jsonArena) value(v any) json.RawMessage {
 	case string:
 		return a.str(v)
 	}
-	b := appendJSON(nil, v)
+	// Arrays and decoded json: rarer, and encoding/json writes them.
+	b, err := json.Marshal(v)
+	if err != nil {
+		// Not a JSON-ready value: the mapping never makes one.
+		return a.raw("null")
+	}
 	return a.raw(unsafe.String(unsafe.SliceData(b), len(b)))
 }
 
@@ -98,56 +102,6 @@ func (a *jsonArena) cell(oid uint32, raw []byte, maxBytes int) (cell json.RawMes
 	}
 	v, n, c := textCell(oid, text, maxBytes)
 	return a.value(v), n, c
-}
-
-// appendJSON appends the JSON of a JSON-ready value as encoding/json
-// writes it: object keys sorted, HTML characters, U+2028 and U+2029
-// escaped.
-func appendJSON(dst []byte, v any) []byte {
-	switch v := v.(type) {
-	case nil:
-		return append(dst, "null"...)
-	case bool:
-		if v {
-			return append(dst, "true"...)
-		}
-		return append(dst, "false"...)
-	case json.Number:
-		return append(dst, v...)
-	case string:
-		return appendJSONString(dst, v)
-	case []any:
-		dst = append(dst, '[')
-		for i, e := range v {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSON(dst, e)
-		}
-		return append(dst, ']')
-	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = appendJSONString(dst, k)
-			dst = append(dst, ':')
-			dst = appendJSON(dst, v[k])
-		}
-		return append(dst, '}')
-	}
-	// Not a JSON-ready value: the mapping never makes one.
-	b, err := json.Marshal(v)
-	if err != nil {
-		return append(dst, "null"...)
-	}
-	return append(dst, b...)
 }
 
 const hexDigits = "0123456789abcdef"

@@ -62,23 +62,6 @@ func TestAppendJSONStringMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-func TestAppendJSONMatchesEncodingJSON(t *testing.T) {
-	values := []any{
-		nil, true, false, json.Number("-1.5e3"), "s<>",
-		[]any{}, []any{nil, []any{json.Number("1"), "x"}},
-		map[string]any{}, map[string]any{"b": json.Number("1"), "a": []any{"<"}, "é": nil, "A": map[string]any{"z": true, "\u2028": "y"}},
-	}
-	for _, v := range values {
-		want, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := appendJSON(nil, v); !bytes.Equal(got, want) {
-			t.Errorf("%#v: got %s, want %s", v, got, want)
-		}
-	}
-}
-
 // TestArenaCellIsCellValue holds the arena's direct paths to cellValue's
 // mapping: same value (as JSON), size and cut, for the types it writes
 // directly and a few it does not, around the cell bound.
