@@ -178,9 +178,12 @@ func startHelper(t testing.TB, dir string) *helper {
 		t.Fatal(err)
 	}
 	h := &helper{t: t, cmd: cmd, in: in, out: json.NewDecoder(out)}
+	// Killed before its stdin is closed: a helper whose stdin ends returns
+	// and closes its store, and a burst still running would then report
+	// ErrClosed to a reader of its replies.
 	t.Cleanup(func() {
-		in.Close()
 		_ = cmd.Process.Kill()
+		in.Close()
 		_ = cmd.Wait()
 	})
 	return h

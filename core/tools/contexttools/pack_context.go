@@ -2,6 +2,7 @@ package contexttools
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -338,15 +339,7 @@ func mergeVector(cands []candidate, hits []ports.VectorHit) []candidate {
 		cands = append(cands, candidate{key: ports.WorkingSetItem{Kind: ports.PinDoc, Identifier: h.Source}, score: score,
 			primary: retrievalVector, retrievers: []string{retrievalVector}, vectorChunk: h.Content, unit: retrieval.KindText})
 	}
-	slices.SortStableFunc(cands, func(a, b candidate) int {
-		switch {
-		case a.score > b.score:
-			return -1
-		case a.score < b.score:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(cands, func(a, b candidate) int { return cmp.Compare(b.score, a.score) })
 	return cands
 }
 

@@ -74,15 +74,13 @@ func (r *resolver) read(ctx context.Context, p ports.Principal, item ports.Worki
 	switch {
 	case err == nil:
 		return data, nil
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-		return nil, err
 	case errors.Is(err, ports.ErrNotFound), errors.Is(err, ports.ErrNotDocument), errors.Is(err, ports.ErrOutsideJail):
 		return nil, errPin{dropGone}
 	case errors.Is(err, ports.ErrTooLarge), errors.Is(err, ports.ErrNotRegular), errors.Is(err, ports.ErrBinary),
 		errors.Is(err, ports.ErrFileType):
 		return nil, errPin{dropUnreadable}
 	}
-	return nil, err
+	return nil, err // a cancellation among them
 }
 
 // pinRefusal is the refusal workingset_update gives for item i that cannot

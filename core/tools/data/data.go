@@ -134,13 +134,13 @@ func (t *server) authorizeTable(ctx context.Context, p ports.Principal, action p
 	return nil
 }
 
-// collection checks the name against the allow-list; the refusal never
-// echoes it.
-func (t *server) collection(name string) (string, error) {
+// collection checks the name against the allow-list (the refusal never
+// echoes it), then runs the per-resource check on it.
+func (t *server) collection(ctx context.Context, p ports.Principal, action ports.Action, name string) error {
 	if !slices.Contains(t.config.Collections, name) {
-		return "", catalog.Invalid("The collection is not one this server allows (ARROWHEAD_PGVECTOR_COLLECTIONS).")
+		return catalog.Invalid("The collection is not one this server allows (ARROWHEAD_PGVECTOR_COLLECTIONS).")
 	}
-	return name, nil
+	return t.authorizeTable(ctx, p, action, name)
 }
 
 // tenant is the caller's tenant: its verified subject.

@@ -56,11 +56,8 @@ var docIndex = catalog.Define[docIndexInput, docIndexOutput](catalog.ToolDef{
 // index serves doc_index: the corpus it reads, the embedder, the vector
 // writer and the table gate.
 func (x *server) index(ctx context.Context, call catalog.Call, in docIndexInput) (*catalog.Reply[docIndexOutput], error) {
-	coll, err := x.collection(in.Collection)
-	if err != nil {
-		return nil, err
-	}
-	if err := x.authorizeTable(ctx, call.Principal, ports.ActionIngest, coll); err != nil {
+	coll := in.Collection
+	if err := x.collection(ctx, call.Principal, ports.ActionIngest, coll); err != nil {
 		return nil, err
 	}
 	prefix, err := catalog.CleanPrefix(in.PathPrefix)

@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"slices"
-	"sort"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
@@ -220,13 +220,9 @@ func sanitizeValue(v any) any {
 		}
 		return out
 	case map[string]any:
-		keys := make([]string, 0, len(t))
-		for k := range t {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
+		// In key order, so that keys sanitizing to one keep the same value.
 		out := make(map[string]any, len(t))
-		for _, k := range keys {
+		for _, k := range slices.Sorted(maps.Keys(t)) {
 			out[content.SanitizeString(k)] = sanitizeValue(t[k])
 		}
 		return out

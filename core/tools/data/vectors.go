@@ -31,11 +31,8 @@ var vectorSearch = catalog.Define[vectorSearchInput, hitsOutput](catalog.ToolDef
 
 // search serves vector_search: the vector reader and the table gate.
 func (r *server) search(ctx context.Context, call catalog.Call, in vectorSearchInput) (*catalog.Reply[hitsOutput], error) {
-	coll, err := r.collection(in.Collection)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.authorizeTable(ctx, call.Principal, ports.ActionQuery, coll); err != nil {
+	coll := in.Collection
+	if err := r.collection(ctx, call.Principal, ports.ActionQuery, coll); err != nil {
 		return nil, err
 	}
 	vec, err := r.vector(in.Embedding)
@@ -109,11 +106,8 @@ func (q *server) hybridQuery(ctx context.Context, call catalog.Call, in textQuer
 }
 
 func (q *server) retrieve(ctx context.Context, call catalog.Call, in textQueryInput, hybrid bool) (*catalog.Reply[hitsOutput], error) {
-	coll, err := q.collection(in.Collection)
-	if err != nil {
-		return nil, err
-	}
-	if err := q.authorizeTable(ctx, call.Principal, ports.ActionQuery, coll); err != nil {
+	coll := in.Collection
+	if err := q.collection(ctx, call.Principal, ports.ActionQuery, coll); err != nil {
 		return nil, err
 	}
 	text := strings.TrimSpace(in.Query)

@@ -57,7 +57,7 @@ func (c *corpus) read(ctx context.Context, p ports.Principal, reqPath string) (r
 	if err != nil {
 		return readOutput{}, storeRefusal(err)
 	}
-	format := formatOf(rel)
+	format := content.DocumentFormat(rel)
 	framed, truncated, err := c.frame("document", rel, format, raw)
 	if err != nil {
 		return readOutput{}, err

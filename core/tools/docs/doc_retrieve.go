@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -14,11 +15,11 @@ const MaxRetrieveURLLength = 2048
 
 // retrieveFormats maps the accepted content types to document formats.
 var retrieveFormats = map[string]string{
-	"application/json": formatJSON,
-	"text/json":        formatJSON,
-	"text/markdown":    formatMarkdown,
-	"text/x-markdown":  formatMarkdown,
-	"text/plain":       formatText,
+	"application/json": content.FormatJSON,
+	"text/json":        content.FormatJSON,
+	"text/markdown":    content.FormatMarkdown,
+	"text/x-markdown":  content.FormatMarkdown,
+	"text/plain":       content.FormatText,
 }
 
 type docRetrieveInput struct {

@@ -3,7 +3,8 @@ package docs
 import (
 	"context"
 	"errors"
-	"strconv"
+	"fmt"
+	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
@@ -159,21 +160,10 @@ func (c *corpus) scan(ctx context.Context, p ports.Principal, prefix string, bet
 }
 
 func summarizeFindings(r ScanReport) string {
-	var b []byte
-	b = append(b, "Scanned "...)
-	b = append(b, strconv.Itoa(r.FilesScanned)...)
-	b = append(b, " documents; "...)
-	b = append(b, strconv.Itoa(len(r.Findings))...)
-	b = append(b, " findings.\n"...)
+	var b strings.Builder
+	fmt.Fprintf(&b, "Scanned %d documents; %d findings.\n", r.FilesScanned, len(r.Findings))
 	for _, f := range r.Findings {
-		b = append(b, content.SanitizeString(f.Path)...)
-		b = append(b, ':')
-		b = append(b, strconv.Itoa(f.Line)...)
-		b = append(b, ':')
-		b = append(b, strconv.Itoa(f.Column)...)
-		b = append(b, ' ')
-		b = append(b, f.Placeholder...)
-		b = append(b, '\n')
+		fmt.Fprintf(&b, "%s:%d:%d %s\n", content.SanitizeString(f.Path), f.Line, f.Column, f.Placeholder)
 	}
-	return string(b)
+	return b.String()
 }

@@ -2,7 +2,6 @@ package docs
 
 import (
 	"context"
-	"errors"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
@@ -74,10 +73,7 @@ func (c *corpus) search(ctx context.Context, call catalog.Call, in docSearchInpu
 		Redact:  c.redactor(),
 	})
 	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, err
-		}
-		return nil, storeRefusal(err)
+		return nil, storeRefusal(err) // a cancellation passes as it is
 	}
 	out := docSearchOutput{
 		Matches:       make([]searchMatch, 0, len(rep.Matches)),

@@ -91,7 +91,7 @@ func (c *corpus) write(ctx context.Context, call catalog.Call, in docWriteInput)
 		if err != nil {
 			return nil, err
 		}
-		if formatOf("x"+res.Ext) != formatOf(rel) {
+		if content.DocumentFormat("x"+res.Ext) != content.DocumentFormat(rel) {
 			return nil, catalog.Invalid("The attachment's document type does not match the path's extension.")
 		}
 		data = res.Data
@@ -99,7 +99,7 @@ func (c *corpus) write(ctx context.Context, call catalog.Call, in docWriteInput)
 	if len(data) > cfg.WriteMaxBytes {
 		return nil, catalog.Invalid("The document exceeds the %d byte limit.", cfg.WriteMaxBytes)
 	}
-	if err := validate(cfg, formatOf(rel), data); err != nil {
+	if err := validate(cfg, content.DocumentFormat(rel), data); err != nil {
 		return nil, err
 	}
 	st := c.store
@@ -145,9 +145,9 @@ func (c *corpus) write(ctx context.Context, call catalog.Call, in docWriteInput)
 // validate checks content for its format before anything is written.
 func validate(c Config, format string, data []byte) error {
 	switch format {
-	case formatJSON:
+	case content.FormatJSON:
 		if _, err := content.SanitizeJSON(data, c.WriteJSON); err != nil {
-			return jsonRefusal(err)
+			return documentRefusal(err)
 		}
 		return nil
 	}

@@ -145,48 +145,15 @@ func (c *corpus) redactor() func(string) string {
 	return c.scanner.RedactLines
 }
 
-// Document formats.
-const (
-	formatJSON     = content.FormatJSON
-	formatMarkdown = content.FormatMarkdown
-	formatText     = content.FormatText
-)
-
-// formatOf maps a document path to its format by extension.
-func formatOf(p string) string { return content.DocumentFormat(p) }
-
 // mimeOf is the MIME type served for a format.
 func mimeOf(format string) string {
 	switch format {
-	case formatJSON:
+	case content.FormatJSON:
 		return "application/json"
-	case formatMarkdown:
+	case content.FormatMarkdown:
 		return "text/markdown"
 	}
 	return "text/plain"
-}
-
-// sanitize turns raw document bytes into safe text for their format.
-func sanitize(c Config, format string, raw []byte) (string, error) {
-	switch format {
-	case formatJSON:
-		out, err := content.SanitizeJSON(raw, c.ReadJSON)
-		if err != nil {
-			return "", jsonRefusal(err)
-		}
-		return out, nil
-	case formatMarkdown:
-		out, err := content.SanitizeMarkdown(raw)
-		if err != nil {
-			return "", encodingRefusal(err)
-		}
-		return out, nil
-	}
-	out, err := content.SanitizeText(raw)
-	if err != nil {
-		return "", encodingRefusal(err)
-	}
-	return out, nil
 }
 
 // frame sanitizes raw, caps it at ARROWHEAD_CONTENT_MAX_BYTES and wraps it
@@ -197,29 +164,25 @@ func sanitize(c Config, format string, raw []byte) (string, error) {
 // shape through its sanitizer and is redacted on the way out.
 func (c *corpus) frame(kind, identifier, format string, raw []byte) (content.Framed, bool, error) {
 	src := raw
-	if c.scanner != nil && c.config.RedactReads && format != formatJSON {
-		red := c.scanner.RedactLines(string(raw))
-		src = []byte(red)
+	if redact := c.redactor(); redact != nil && format != content.FormatJSON {
+		src = []byte(redact(string(raw)))
 	}
-	text, err := sanitize(c.config, format, src)
+	text, err := content.SanitizeAs(format, src, c.config.ReadJSON)
 	if err != nil {
-		return content.Framed{}, false, err
+		return content.Framed{}, false, documentRefusal(err)
 	}
 	text, truncated := content.Truncate(text, c.config.ContentMaxBytes)
 	return content.Frame(text, content.NewSource(kind, identifier, format, raw)), truncated, nil
 }
 
-func jsonRefusal(err error) error {
+// documentRefusal names what a sanitizer refused in a document.
+func documentRefusal(err error) error {
 	for _, s := range []error{content.ErrJSONTooLarge, content.ErrJSONTooDeep, content.ErrJSONTooManyElements,
 		content.ErrJSONDuplicateKey, content.ErrJSONNonFinite, content.ErrJSONSyntax, content.ErrJSONTrailingData} {
 		if errors.Is(err, s) {
 			return catalog.Invalid("The document is refused: %s.", s.Error())
 		}
 	}
-	return err
-}
-
-func encodingRefusal(err error) error {
 	if errors.Is(err, content.ErrUTF7) {
 		return catalog.Invalid("The document is refused: UTF-7 encoded text is not accepted.")
 	}

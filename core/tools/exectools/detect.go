@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
@@ -334,14 +335,7 @@ func (r *server) readableUnder(ctx context.Context, call catalog.Call, prefix st
 // parserFor picks the parser of an explicit command by what it runs.
 func parserFor(argv []string) string {
 	base := path.Base(argv[0])
-	has := func(s string) bool {
-		for _, a := range argv[1:] {
-			if a == s {
-				return true
-			}
-		}
-		return false
-	}
+	has := func(s string) bool { return slices.Contains(argv[1:], s) }
 	switch {
 	case base == "go" && has("test") && has("-json"):
 		return parseGoJSON

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"path"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -82,15 +83,10 @@ var goLocation = regexp.MustCompile(`^\s*((?:\.\.?/)?[\w.+\-/]+\.go):(\d+)(?::\d
 func parseGoTest(base, modulePath string, stdout []byte) (testReport, []byte) {
 	rep := testReport{Failures: []testFailure{}}
 	var text bytes.Buffer
-	outputs := map[[2]string]*strings.Builder{}
+	outputs := map[[2]string][]byte{} // by package and test
 	add := func(k [2]string, s string) {
-		b := outputs[k]
-		if b == nil {
-			b = &strings.Builder{}
-			outputs[k] = b
-		}
-		if b.Len() < 4*maxFailureMessage {
-			b.WriteString(s)
+		if len(outputs[k]) < 4*maxFailureMessage {
+			outputs[k] = append(outputs[k], s...)
 		}
 	}
 	pkgFailed := map[string]bool{}
@@ -144,38 +140,23 @@ func parseGoTest(base, modulePath string, stdout []byte) (testReport, []byte) {
 	}
 	withTests := map[string]bool{}
 	for _, ft := range failed {
-		// A parent test fails when a subtest does; the subtest says where.
-		parent := false
-		for _, g := range failed {
-			if g.pkg == ft.pkg && strings.HasPrefix(g.test, ft.test+"/") {
-				parent = true
-				break
-			}
-		}
 		withTests[ft.pkg] = true
-		if parent {
+		// A parent test fails when a subtest does; the subtest says where.
+		if slices.ContainsFunc(failed, func(g goTest) bool { return g.pkg == ft.pkg && strings.HasPrefix(g.test, ft.test+"/") }) {
 			rep.Failed++
 			continue
 		}
-		msg := ""
-		if out := outputs[[2]string{ft.pkg, ft.test}]; out != nil {
-			msg = out.String()
-		}
 		f := testFailure{Test: ft.pkg + "." + ft.test}
-		f.Message, f.File, f.Line = goFailureText(msg, path.Join(base, pkgDir(ft.pkg)), false)
+		f.Message, f.File, f.Line = goFailureText(string(outputs[[2]string{ft.pkg, ft.test}]), path.Join(base, pkgDir(ft.pkg)), false)
 		rep.fail(f)
 	}
 	for _, pkg := range order {
 		if withTests[pkg] {
 			continue
 		}
-		var msg string
-		if b := outputs[[2]string{pkg, ""}]; b != nil {
-			msg = b.String()
-		}
 		f := testFailure{Test: pkg}
 		// Compiler messages name files relative to the module root.
-		f.Message, f.File, f.Line = goFailureText(msg, base, true)
+		f.Message, f.File, f.Line = goFailureText(string(outputs[[2]string{pkg, ""}]), base, true)
 		rep.fail(f)
 	}
 	return rep, text.Bytes()

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/codeintel"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -147,12 +148,7 @@ func (r *server) modulePath(ctx context.Context, root string) string {
 	if err != nil {
 		return ""
 	}
-	for _, l := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(l), "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
-			return strings.Trim(strings.TrimSpace(rest), `"`)
-		}
-	}
-	return ""
+	return codeintel.GoModulePath(data)
 }
 
 // authorizedFiles lists the subtree and keeps the files the caller may
@@ -173,7 +169,7 @@ func (r *server) authorizedFiles(ctx context.Context, call catalog.Call, prefix 
 	var files []ports.FileInfo
 	var total int64
 	for _, f := range listed {
-		if !r.authorizer.Authorize(ctx, call.Principal, ports.ActionRead, ports.Resource{Kind: ports.KindRepoFile, ID: f.Path}).Allowed {
+		if !r.may(ctx, call, f.Path) {
 			continue
 		}
 		files = append(files, f)

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
+	"github.com/arrowhead-go/arrowhead/core/content"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
 
@@ -49,7 +50,7 @@ func (m *memories) list(ctx context.Context, call catalog.Call, in memoryListInp
 	var text strings.Builder
 	fmt.Fprintf(&text, "%d memories in %s:\n", len(recs), in.Namespace)
 	for _, r := range recs {
-		out.Memories = append(out.Memories, memoryEntry{ID: r.ID, Metadata: metadataOut(r.Metadata), CreatedAt: stamp(r.CreatedAt),
+		out.Memories = append(out.Memories, memoryEntry{ID: r.ID, Metadata: content.SanitizedObject(r.Metadata), CreatedAt: stamp(r.CreatedAt),
 			UpdatedAt: stamp(r.UpdatedAt), Size: r.Size(), Provenance: provenance(r.Provenance)})
 		fmt.Fprintf(&text, "- %s (%d bytes, updated %s)\n", r.ID, r.Size(), stamp(r.UpdatedAt))
 	}

@@ -63,7 +63,7 @@ func (m *memories) search(ctx context.Context, call catalog.Call, in memorySearc
 	for _, h := range hits {
 		r := h.Record
 		f := frame("memory", r.Namespace+"/"+r.ID, r.Content)
-		out.Results = append(out.Results, memoryResult{Framed: f, ID: r.ID, Score: h.Score, Metadata: metadataOut(r.Metadata),
+		out.Results = append(out.Results, memoryResult{Framed: f, ID: r.ID, Score: h.Score, Metadata: content.SanitizedObject(r.Metadata),
 			CreatedAt: stamp(r.CreatedAt), UpdatedAt: stamp(r.UpdatedAt), Provenance: provenance(r.Provenance)})
 		text += f.Text + "\n"
 	}

@@ -119,16 +119,13 @@ func (m *memories) embed(ctx context.Context, text string) ([]float32, error) {
 		return nil, nil
 	}
 	vecs, err := m.embedder.Embed(ctx, []string{text})
-	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, err
-		}
-		return nil, catalog.Failed("The embedding provider could not embed the text.").WithCause(err)
+	switch {
+	case err == nil && len(vecs) == 1:
+		return vecs[0], nil
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return nil, err
 	}
-	if len(vecs) != 1 {
-		return nil, catalog.Failed("The embedding provider could not embed the text.")
-	}
-	return vecs[0], nil
+	return nil, catalog.Failed("The embedding provider could not embed the text.").WithCause(err)
 }
 
 // authorize checks the caller's grant on a namespace (kind memory) or key
@@ -174,10 +171,6 @@ func contentHash(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:])
 }
-
-// metadataOut decodes stored metadata (sanitized canonical JSON when it
-// was written) and sanitizes it again on the way out.
-func metadataOut(raw []byte) map[string]any { return content.SanitizedObject(raw) }
 
 // frame sanitizes stored text and wraps it as untrusted data.
 func frame(kind, identifier, text string) content.Framed {

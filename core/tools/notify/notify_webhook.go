@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"net/url"
 	"strings"
 
@@ -43,11 +44,8 @@ const (
 )
 
 func (n *server) notify(ctx context.Context, call catalog.Call, in notifyInput) (*catalog.Reply[notifyOutput], error) {
-	if !n.Allowlist.Match(in.URL) {
-		return nil, catalog.Invalid(msgNotAllowlisted)
-	}
 	dest, ok := destination(in.URL)
-	if !ok {
+	if !ok || !n.Allowlist.Match(in.URL) {
 		return nil, catalog.Invalid(msgNotAllowlisted)
 	}
 	if !n.Authorizer.Authorize(ctx, call.Principal, ports.ActionNotify, ports.Resource{Kind: ports.KindWebhook, ID: dest}).Allowed {
@@ -70,9 +68,7 @@ func (n *server) notify(ctx context.Context, call catalog.Call, in notifyInput) 
 		if err != nil {
 			return nil, catalog.Failed(msgDeliveryFailed).WithCause(err)
 		}
-		for k, v := range sig {
-			headers[k] = v
-		}
+		maps.Copy(headers, sig)
 		out.Signed, out.MessageID = true, sig[security.WebhookIDHeader]
 	}
 	resp, err := n.Egress.Fetch(ctx, ports.FetchRequest{
@@ -88,10 +84,7 @@ func (n *server) notify(ctx context.Context, call catalog.Call, in notifyInput) 
 	if err != nil {
 		return nil, catalog.EgressRefusal(err, msgDeliveryFailed)
 	}
-	text, err := content.SanitizeText(resp.Body)
-	if err != nil {
-		text = ""
-	}
+	text, _ := content.SanitizeText(resp.Body) // "" for a UTF-7 answer
 	out.Framed = content.Frame(text, content.NewSource("webhook_response", dest, "text", resp.Body))
 	out.Status = resp.Status
 	out.Delivered = resp.Status >= 200 && resp.Status <= 299

@@ -2,7 +2,6 @@ package repo
 
 import (
 	"context"
-	"errors"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/search"
@@ -78,10 +77,7 @@ func (t *tree) search(ctx context.Context, call catalog.Call, in codeSearchInput
 		Redact:  t.redactor(),
 	})
 	if err != nil {
-		if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-			return nil, err
-		}
-		return nil, storeRefusal(err)
+		return nil, storeRefusal(err) // a cancellation passes as it is
 	}
 	out := codeSearchOutput{
 		Matches:       make([]codeMatch, 0, len(rep.Matches)),
