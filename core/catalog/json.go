@@ -75,11 +75,7 @@ func encodeOutput(v any, out *Schema) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	w := jsonWalk{doc: b}
-	if err := w.value(out, ""); err != nil {
-		return nil, err
-	}
-	return w.result(), nil
+	return walk(b, out, nil, nil)
 }
 
 // EachString calls fn with every string in doc (a compact JSON text as
@@ -88,8 +84,8 @@ func encodeOutput(v any, out *Schema) (json.RawMessage, error) {
 // (the nearest enclosing one, through arrays). The guard chain reads a
 // result's flow labels this way.
 func EachString(doc json.RawMessage, fn func(key, s string)) error {
-	w := jsonWalk{doc: doc, each: fn}
-	return w.value(nil, "")
+	_, err := walk(doc, nil, fn, nil)
+	return err
 }
 
 // RewriteStrings returns doc (as for EachString) with each string value
@@ -97,196 +93,152 @@ func EachString(doc json.RawMessage, fn func(key, s string)) error {
 // itself is returned when nothing changes. The guard chain redacts a
 // result's secrets this way.
 func RewriteStrings(doc json.RawMessage, fn func(s string) (string, bool)) (json.RawMessage, error) {
-	w := jsonWalk{doc: doc, rewrite: fn}
-	if err := w.value(nil, ""); err != nil {
-		return nil, err
-	}
-	return w.result(), nil
+	return walk(doc, nil, nil, fn)
 }
 
 var errBadJSON = errors.New("catalog: structured content is not compact JSON")
 
-// jsonWalk reads one compact JSON text (encoding/json's output: no
-// insignificant space), copying it on the first change. It makes a Go
-// string of a key or value only for a caller that reads it.
-type jsonWalk struct {
-	doc []byte
-	i   int
-	// out holds doc[:last] with the changes so far; nil while unchanged.
-	out  []byte
-	last int
-	// each sees every key and string value; rewrite may replace a value.
-	each    func(key, s string)
-	rewrite func(s string) (string, bool)
-}
-
-func (w *jsonWalk) replace(start, end int, with []byte) {
-	w.out = append(w.out, w.doc[w.last:start]...)
-	w.out = append(w.out, with...)
-	w.last = end
-}
-
-func (w *jsonWalk) result() json.RawMessage {
-	if w.out == nil {
-		return w.doc
+// walk reads doc, one compact JSON text (encoding/json's output: no
+// insignificant space), in one pass, copying it on the first change: a
+// null where s (nil: no schema) says an array or a map becomes [] or {},
+// and rewrite may replace a string value. each sees every key (under key
+// "") and string value (under its property). A Go string is made of a key
+// or value only for a callback that reads it.
+func walk(doc []byte, s *Schema, each func(key, s string), rewrite func(string) (string, bool)) (json.RawMessage, error) {
+	type open struct {
+		s   *Schema // the object's or array's
+		key string  // the property it is under
+		end byte
 	}
-	return append(w.out, w.doc[w.last:]...)
-}
-
-func (w *jsonWalk) next(c byte) bool {
-	if w.i < len(w.doc) && w.doc[w.i] == c {
-		w.i++
-		return true
+	var stack []open
+	var out []byte // doc[:last] with the changes so far; nil while unchanged
+	i, last, key := 0, 0, ""
+	replace := func(start int, with []byte) {
+		out = append(append(out, doc[last:start]...), with...)
+		last = i
 	}
-	return false
-}
-
-// value reads one value described by s (nil: no schema) under key.
-func (w *jsonWalk) value(s *Schema, key string) error {
-	if w.i >= len(w.doc) {
-		return errBadJSON
+	// literal reads the string literal at i: its value when want or when
+	// it holds an escape, and its text between the quotes.
+	literal := func(want bool) (v string, text []byte, err error) {
+		start, escaped := i, false
+		if i >= len(doc) || doc[i] != '"' {
+			return "", nil, errBadJSON
+		}
+		for i++; i < len(doc) && doc[i] != '"'; i++ {
+			if doc[i] == '\\' {
+				escaped, i = true, i+1
+			}
+		}
+		if i++; i > len(doc) {
+			return "", nil, errBadJSON
+		}
+		if !escaped {
+			if want {
+				v = string(doc[start+1 : i-1])
+			}
+			return v, doc[start+1 : i-1], nil
+		}
+		if json.Unmarshal(doc[start:i], &v) != nil {
+			return "", nil, errBadJSON
+		}
+		return v, []byte(v), nil
 	}
-	switch w.doc[w.i] {
-	case '{':
-		w.i++
-		if w.next('}') {
+	// member reads past the comma or bracket at i to the next value of the
+	// innermost object or array, setting s and key for it.
+	member := func() error {
+		i++
+		top := stack[len(stack)-1]
+		s, key = nil, top.key
+		if top.end == ']' {
+			if top.s != nil {
+				s = top.s.Items
+			}
 			return nil
 		}
-		for {
-			lit, escaped, err := w.literal()
-			if err != nil || !w.next(':') {
-				return errBadJSON
-			}
-			var k string
-			if w.each != nil || escaped {
-				if k, err = unquote(lit, escaped); err != nil {
-					return err
-				}
-			}
-			var sub *Schema
-			if s != nil {
-				name := k
-				if !escaped {
-					name = string(lit[1 : len(lit)-1]) // a lookup, not kept
-				}
-				if sub = s.Properties[name]; sub == nil {
-					sub = s.Additional
-				}
-			}
-			if w.each != nil {
-				w.each("", k)
-			}
-			if err := w.value(sub, k); err != nil {
-				return err
-			}
-			if w.next('}') {
-				return nil
-			}
-			if !w.next(',') {
-				return errBadJSON
-			}
-		}
-	case '[':
-		w.i++
-		if w.next(']') {
-			return nil
-		}
-		var items *Schema
-		if s != nil {
-			items = s.Items
-		}
-		for {
-			if err := w.value(items, key); err != nil {
-				return err
-			}
-			if w.next(']') {
-				return nil
-			}
-			if !w.next(',') {
-				return errBadJSON
-			}
-		}
-	case '"':
-		start := w.i
-		lit, escaped, err := w.literal()
-		if err != nil || (w.each == nil && w.rewrite == nil) {
-			return err
-		}
-		v, err := unquote(lit, escaped)
-		if err != nil {
-			return err
-		}
-		if w.each != nil {
-			w.each(key, v)
-		}
-		if w.rewrite != nil {
-			if r, ok := w.rewrite(v); ok && r != v {
-				q, err := json.Marshal(r)
-				if err != nil {
-					return err
-				}
-				w.replace(start, w.i, q)
-			}
-		}
-		return nil
-	case 'n':
-		start := w.i
-		if !bytes.HasPrefix(w.doc[start:], []byte("null")) {
+		k, name, err := literal(each != nil)
+		if err != nil || i >= len(doc) || doc[i] != ':' {
 			return errBadJSON
 		}
-		w.i += len("null")
-		// encoding/json writes null for a nil slice, map, pointer or
-		// interface; the first two are the empty array or object the
-		// schema promises (a nil struct pointer stays null).
-		if s != nil && !s.Nullable {
-			switch {
-			case s.Type == "array":
-				w.replace(start, w.i, []byte("[]"))
-			case s.Type == "object" && s.Additional != nil:
-				w.replace(start, w.i, []byte("{}"))
+		i++
+		if top.s != nil {
+			if s = top.s.Properties[string(name)]; s == nil {
+				s = top.s.Additional
 			}
+		}
+		if each != nil {
+			each("", k)
+			key = k
 		}
 		return nil
 	}
-	// A number, true or false runs to the next delimiter.
-	start := w.i
-	for w.i < len(w.doc) && !strings.ContainsRune(",]}", rune(w.doc[w.i])) {
-		w.i++
-	}
-	if w.i == start {
-		return errBadJSON
-	}
-	return nil
-}
-
-// literal reads a string literal, returning it with its quotes and
-// whether it holds an escape.
-func (w *jsonWalk) literal() (quoted []byte, escaped bool, err error) {
-	start := w.i
-	if !w.next('"') {
-		return nil, false, errBadJSON
-	}
-	for w.i < len(w.doc) && w.doc[w.i] != '"' {
-		if w.doc[w.i] == '\\' {
-			escaped = true
-			w.i++
+	for {
+		if i >= len(doc) {
+			return nil, errBadJSON
 		}
-		w.i++
+		switch start, c := i, doc[i]; c {
+		case '{', '[':
+			stack = append(stack, open{s, key, c + 2}) // '}' is '{'+2, ']' is '['+2
+			if i+1 < len(doc) && doc[i+1] == c+2 {
+				i += 2
+				stack = stack[:len(stack)-1]
+				break
+			}
+			if err := member(); err != nil {
+				return nil, err
+			}
+			continue
+		case '"':
+			v, _, err := literal(each != nil || rewrite != nil)
+			if err != nil {
+				return nil, err
+			}
+			if each != nil {
+				each(key, v)
+			}
+			if rewrite != nil {
+				if r, ok := rewrite(v); ok && r != v {
+					q, _ := json.Marshal(r) // a string always encodes
+					replace(start, q)
+				}
+			}
+		case 'n':
+			if !bytes.HasPrefix(doc[i:], []byte("null")) {
+				return nil, errBadJSON
+			}
+			i += len("null")
+			// encoding/json writes null for a nil slice, map, pointer or
+			// interface; the first two are the empty array or object the
+			// schema promises (a nil struct pointer stays null).
+			if s != nil && !s.Nullable && s.Type == "array" {
+				replace(start, []byte("[]"))
+			} else if s != nil && !s.Nullable && s.Type == "object" && s.Additional != nil {
+				replace(start, []byte("{}"))
+			}
+		default: // a number, true or false runs to the next delimiter
+			for i < len(doc) && !strings.ContainsRune(",]}", rune(doc[i])) {
+				i++
+			}
+			if i == start {
+				return nil, errBadJSON
+			}
+		}
+		// After a value: the ends of the objects and arrays it closes, then
+		// a comma before the next member, or the end of the text.
+		for len(stack) > 0 && i < len(doc) && doc[i] == stack[len(stack)-1].end {
+			i++
+			stack = stack[:len(stack)-1]
+		}
+		if len(stack) == 0 {
+			if out == nil {
+				return doc, nil
+			}
+			return append(out, doc[last:]...), nil
+		}
+		if i >= len(doc) || doc[i] != ',' {
+			return nil, errBadJSON
+		}
+		if err := member(); err != nil {
+			return nil, err
+		}
 	}
-	if !w.next('"') {
-		return nil, false, errBadJSON
-	}
-	return w.doc[start:w.i], escaped, nil
-}
-
-// unquote is a literal's string value.
-func unquote(quoted []byte, escaped bool) (string, error) {
-	if !escaped {
-		return string(quoted[1 : len(quoted)-1]), nil
-	}
-	var s string
-	if err := json.Unmarshal(quoted, &s); err != nil {
-		return "", errBadJSON
-	}
-	return s, nil
 }
