@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -109,9 +108,6 @@ type Result struct {
 	NeedInput *InputRequest
 	// Labels are set by the guard chain, never by a handler.
 	Labels FlowLabels
-
-	// out is the output schema JSON follows, for Structured.
-	out *Schema
 }
 
 // ErrNoContent is returned by Decode for a result without structured
@@ -128,51 +124,15 @@ func (r Result) Decode(v any) error {
 	return json.Unmarshal(r.JSON, v)
 }
 
-// Structured returns the structured content as a generic object, nil
-// without content: a number is an int where the output schema says
-// integer and a float64 elsewhere, as the output type held it. Decode
-// into the output type reads it typed.
+// Structured returns the structured content as encoding/json decodes it
+// into a generic object (a number is a float64), nil without content.
+// Decode into the output type reads it typed.
 func (r Result) Structured() map[string]any {
-	dec := json.NewDecoder(bytes.NewReader(r.JSON))
-	dec.UseNumber()
 	var m map[string]any
-	if len(r.JSON) == 0 || dec.Decode(&m) != nil {
+	if r.Decode(&m) != nil {
 		return nil
 	}
-	typedNumbers(m, r.out)
 	return m
-}
-
-// typedNumbers replaces the json.Numbers in v (under schema s, nil for
-// none) with ints and float64s, and returns v.
-func typedNumbers(v any, s *Schema) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil && s != nil && s.Type == "integer" {
-			return int(i)
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			var sub *Schema
-			if s != nil {
-				if sub = s.Properties[k]; sub == nil {
-					sub = s.Additional
-				}
-			}
-			x[k] = typedNumbers(e, sub)
-		}
-	case []any:
-		var items *Schema
-		if s != nil {
-			items = s.Items
-		}
-		for i, e := range x {
-			x[i] = typedNumbers(e, items)
-		}
-	}
-	return v
 }
 
 // ToolDef is what a family writes to define a tool, beside its input and
@@ -250,7 +210,7 @@ func (t Tool[In, Out]) Bind(h Handler[In, Out]) ToolSpec {
 		if err != nil {
 			return Result{}, fmt.Errorf("tool %s: encoding its output: %w", name, err)
 		}
-		return Result{JSON: out, Text: r.Text, out: s.shape.output}, nil
+		return Result{JSON: out, Text: r.Text}, nil
 	}
 	return s
 }
