@@ -237,12 +237,6 @@ func number(v any) (float64, bool) {
 		return f, true
 	case float64:
 		return n, true
-	case float32:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
 	}
 	return 0, false
 }

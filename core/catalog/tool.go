@@ -262,17 +262,12 @@ func (s *shape) derive(def ToolDef) error {
 			s.err = fmt.Errorf("%w: %s: a %s tool is listed in the %s family", ErrIncompleteSpec, def.Name, def.Family, s.listedIn)
 			return
 		}
-		d := newDeriver(def.Bounds, s.family)
-		var err error
-		if s.input, err = d.root(s.in); err == nil {
-			if s.output, err = d.root(s.out); err == nil {
-				err = d.unused()
-			}
-		}
-		s.inputAny = holdsAny(s.input)
+		schemas, err := deriveObjects(def.Bounds, s.family, s.in, s.out)
 		if err != nil {
 			s.err = fmt.Errorf("%w: %s: %w", ErrIncompleteSpec, def.Name, err)
+			return
 		}
+		s.input, s.output, s.inputAny = schemas[0], schemas[1], holdsAny(schemas[0])
 	})
 	return s.err
 }
