@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/arrowhead-go/arrowhead/core/security"
 )
 
 // Bounds supplies the values of "$name" placeholders in schema tags: limits
@@ -20,6 +22,18 @@ import (
 // code also enforces). Every placeholder must be supplied and every bound
 // used, or the definition is refused.
 type Bounds map[string]int
+
+// MaxCount is the "$count" bound: the largest value a count, an index or a
+// line number in a tool's schema declares (2^31, beyond any corpus, result
+// or file a server handles). Every schema may say maximum:"$count" without
+// listing it in its Bounds, so the number is stated once.
+const MaxCount = 1 << 31
+
+// defaultBounds are the placeholders every schema may use without
+// supplying them: "$count", and "$path", the longest relative path
+// CleanPath admits. A tool or family that supplies one of these names too
+// is refused: one bound has one source.
+var defaultBounds = Bounds{"count": MaxCount, "path": security.MaxPathBytes}
 
 // SchemaFor derives the schema of the struct type T. Tools get theirs from
 // Define; this is for the other schemas a tool sends (an input request's).

@@ -174,10 +174,4 @@ const (
 )
 
 // AsToolError returns the ToolError in err's chain, if any.
-func AsToolError(err error) (*ToolError, bool) {
-	var te *ToolError
-	if errors.As(err, &te) {
-		return te, true
-	}
-	return nil, false
-}
+func AsToolError(err error) (*ToolError, bool) { return errors.AsType[*ToolError](err) }

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -38,8 +40,7 @@ func decodeInput(raw []byte, dst any, in *Schema, numbers bool) error {
 	if err == nil {
 		return nil
 	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
 		// Field is the path of JSON names; its first element is a declared
 		// property (the validator refused any other), later ones may be
 		// caller-chosen map keys, so only the first is named.
@@ -54,18 +55,8 @@ func decodeInput(raw []byte, dst any, in *Schema, numbers bool) error {
 // holdsAny reports whether s has a value of any type somewhere (a Go
 // value typed any), where decoding must keep numbers as json.Number.
 func holdsAny(s *Schema) bool {
-	if s == nil {
-		return false
-	}
-	if s.Type == "" {
-		return true
-	}
-	for _, p := range s.Properties {
-		if holdsAny(p) {
-			return true
-		}
-	}
-	return holdsAny(s.Items) || holdsAny(s.Additional)
+	return s != nil && (s.Type == "" || holdsAny(s.Items) || holdsAny(s.Additional) ||
+		slices.ContainsFunc(slices.Collect(maps.Values(s.Properties)), holdsAny))
 }
 
 // encodeOutput encodes a tool's output value and gives nil slices and maps

@@ -255,11 +255,7 @@ type shape struct {
 // derive checks the definition and derives both schemas, once.
 func (s *shape) derive(def ToolDef) error {
 	s.once.Do(func() {
-		if s.err = checkDef(def); s.err != nil {
-			return
-		}
-		if s.listedIn != "" && s.listedIn != def.Family {
-			s.err = fmt.Errorf("%w: %s: a %s tool is listed in the %s family", ErrIncompleteSpec, def.Name, def.Family, s.listedIn)
+		if s.err = checkDef(def, s.listedIn); s.err != nil {
 			return
 		}
 		schemas, err := deriveObjects(def.Bounds, s.family, s.in, s.out)
@@ -300,7 +296,7 @@ func (t ToolSpec) Check() error {
 	return t.shape.derive(t.def)
 }
 
-func checkDef(def ToolDef) error {
+func checkDef(def ToolDef, listedIn Family) error {
 	fail := func(why string) error {
 		return fmt.Errorf("%w: %s: %s", ErrIncompleteSpec, def.Name, why)
 	}
@@ -319,6 +315,8 @@ func checkDef(def ToolDef) error {
 		return fail("description is required")
 	case !strings.Contains(def.Description, "Example:"):
 		return fail("description needs an Example: line")
+	case listedIn != "" && listedIn != def.Family:
+		return fail(fmt.Sprintf("a %s tool is listed in the %s family", def.Family, listedIn))
 	}
 	return nil
 }
@@ -370,9 +368,6 @@ func (t ToolSpec) IsZero() bool { return t.def.Name == "" }
 func (t ToolSpec) Invoke(ctx context.Context, adm chain.Admitted, call Call, raw json.RawMessage, args map[string]any) (Result, error) {
 	if !adm.OK() {
 		return Result{}, ErrNotAdmitted
-	}
-	if args == nil {
-		args = map[string]any{}
 	}
 	if err := t.Input().Validate(args); err != nil {
 		return Result{}, Invalid("%s", Sentence(err.Error()))
