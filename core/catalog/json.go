@@ -134,49 +134,42 @@ func walk(doc []byte, s *Schema, each func(key, s string), rewrite func(string) 
 		}
 		return v, []byte(v), nil
 	}
-	// member reads past the comma or bracket at i to the next value of the
-	// innermost object or array, setting s and key for it.
-	member := func() error {
-		i++
-		top := stack[len(stack)-1]
-		s, key = nil, top.key
-		if top.end == ']' {
-			if top.s != nil {
-				s = top.s.Items
-			}
-			return nil
-		}
-		k, name, err := literal(each != nil)
-		if err != nil || i >= len(doc) || doc[i] != ':' {
-			return errBadJSON
-		}
-		i++
-		if top.s != nil {
-			if s = top.s.Properties[string(name)]; s == nil {
-				s = top.s.Additional
-			}
-		}
-		if each != nil {
-			each("", k)
-			key = k
-		}
-		return nil
-	}
 	for {
+		if len(stack) > 0 {
+			// Past the bracket or comma at i: the next member of the
+			// innermost object or array, its schema and its property.
+			i++
+			top := stack[len(stack)-1]
+			s, key = nil, top.key
+			if top.end == ']' && top.s != nil {
+				s = top.s.Items
+			} else if top.end == '}' {
+				k, name, err := literal(each != nil)
+				if err != nil || i >= len(doc) || doc[i] != ':' {
+					return nil, errBadJSON
+				}
+				i++
+				if top.s != nil {
+					if s = top.s.Properties[string(name)]; s == nil {
+						s = top.s.Additional
+					}
+				}
+				if each != nil {
+					each("", k)
+					key = k
+				}
+			}
+		}
 		if i >= len(doc) {
 			return nil, errBadJSON
 		}
 		switch start, c := i, doc[i]; c {
 		case '{', '[':
-			stack = append(stack, open{s, key, c + 2}) // '}' is '{'+2, ']' is '['+2
-			if i+1 < len(doc) && doc[i+1] == c+2 {
+			if i+1 < len(doc) && doc[i+1] == c+2 { // '}' is '{'+2, ']' is '['+2
 				i += 2
-				stack = stack[:len(stack)-1]
 				break
 			}
-			if err := member(); err != nil {
-				return nil, err
-			}
+			stack = append(stack, open{s, key, c + 2})
 			continue
 		case '"':
 			v, _, err := literal(each != nil || rewrite != nil)
@@ -227,9 +220,6 @@ func walk(doc []byte, s *Schema, each func(key, s string), rewrite func(string) 
 		}
 		if i >= len(doc) || doc[i] != ',' {
 			return nil, errBadJSON
-		}
-		if err := member(); err != nil {
-			return nil, err
 		}
 	}
 }
