@@ -101,7 +101,8 @@ func walk(doc []byte, s *Schema, each func(key, s string), rewrite func(string) 
 		key string  // the property it is under
 		end byte
 	}
-	var stack []open
+	// The open containers, on the goroutine's stack while nesting is shallow.
+	stack := make([]open, 0, 8)
 	var out []byte // doc[:last] with the changes so far; nil while unchanged
 	i, last, key := 0, 0, ""
 	replace := func(start int, with []byte) {
@@ -129,10 +130,11 @@ func walk(doc []byte, s *Schema, each func(key, s string), rewrite func(string) 
 			}
 			return v, doc[start+1 : i-1], nil
 		}
-		if json.Unmarshal(doc[start:i], &v) != nil {
+		var u string // declared here: only an escaped literal pays for it
+		if json.Unmarshal(doc[start:i], &u) != nil {
 			return "", nil, errBadJSON
 		}
-		return v, []byte(v), nil
+		return u, []byte(u), nil
 	}
 	for {
 		if len(stack) > 0 {
