@@ -109,12 +109,12 @@ func walk(doc []byte, s *Schema, each func(key, s string), rewrite func(string) 
 		out = append(append(out, doc[last:start]...), with...)
 		last = i
 	}
-	// literal reads the string literal at i: its value when want or when
-	// it holds an escape, and its text between the quotes.
-	literal := func(want bool) (v string, text []byte, err error) {
-		start, escaped := i, false
+	// literal reads the string literal at i: its text with the quotes,
+	// and whether it holds an escape.
+	literal := func() (lit []byte, escaped bool, err error) {
+		start := i
 		if i >= len(doc) || doc[i] != '"' {
-			return "", nil, errBadJSON
+			return nil, false, errBadJSON
 		}
 		for i++; i < len(doc) && doc[i] != '"'; i++ {
 			if doc[i] == '\\' {
@@ -122,19 +122,9 @@ func walk(doc []byte, s *Schema, each func(key, s string), rewrite func(string) 
 			}
 		}
 		if i++; i > len(doc) {
-			return "", nil, errBadJSON
+			return nil, false, errBadJSON
 		}
-		if !escaped {
-			if want {
-				v = string(doc[start+1 : i-1])
-			}
-			return v, doc[start+1 : i-1], nil
-		}
-		var u string // declared here: only an escaped literal pays for it
-		if json.Unmarshal(doc[start:i], &u) != nil {
-			return "", nil, errBadJSON
-		}
-		return u, []byte(u), nil
+		return doc[start:i], escaped, nil
 	}
 	for {
 		if len(stack) > 0 {
@@ -146,11 +136,20 @@ func walk(doc []byte, s *Schema, each func(key, s string), rewrite func(string) 
 			if top.end == ']' && top.s != nil {
 				s = top.s.Items
 			} else if top.end == '}' {
-				k, name, err := literal(each != nil)
+				lit, escaped, err := literal()
 				if err != nil || i >= len(doc) || doc[i] != ':' {
 					return nil, errBadJSON
 				}
 				i++
+				name, k := lit[1:len(lit)-1], ""
+				if each != nil || escaped {
+					if k, err = unquote(lit, escaped); err != nil {
+						return nil, err
+					}
+				}
+				if escaped {
+					name = []byte(k)
+				}
 				if top.s != nil {
 					if s = top.s.Properties[string(name)]; s == nil {
 						s = top.s.Additional
@@ -174,7 +173,14 @@ func walk(doc []byte, s *Schema, each func(key, s string), rewrite func(string) 
 			stack = append(stack, open{s, key, c + 2})
 			continue
 		case '"':
-			v, _, err := literal(each != nil || rewrite != nil)
+			lit, escaped, err := literal()
+			if err != nil {
+				return nil, err
+			}
+			if each == nil && rewrite == nil {
+				break
+			}
+			v, err := unquote(lit, escaped)
 			if err != nil {
 				return nil, err
 			}
@@ -224,4 +230,16 @@ func walk(doc []byte, s *Schema, each func(key, s string), rewrite func(string) 
 			return nil, errBadJSON
 		}
 	}
+}
+
+// unquote is a string literal's value.
+func unquote(lit []byte, escaped bool) (string, error) {
+	if !escaped {
+		return string(lit[1 : len(lit)-1]), nil
+	}
+	var s string
+	if json.Unmarshal(lit, &s) != nil {
+		return "", errBadJSON
+	}
+	return s, nil
 }
