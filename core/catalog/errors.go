@@ -33,11 +33,7 @@ const (
 // IsFailure reports whether the kind is a failure of the action (status
 // "error") rather than a refusal of the call (status "refused").
 func (k RefusalKind) IsFailure() bool {
-	switch k {
-	case KindInternal, KindUnavailable, KindFailed:
-		return true
-	}
-	return false
+	return k == KindInternal || k == KindUnavailable || k == KindFailed
 }
 
 // ToolError is a deliberate, caller-safe error: its Message reaches the caller

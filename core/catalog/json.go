@@ -137,16 +137,15 @@ func walk(doc []byte, s *Schema, each func(key, s string), rewrite func(string) 
 				s = top.s.Items
 			} else if top.end == '}' {
 				lit, escaped, err := literal()
+				var k string
+				if err == nil && (each != nil || escaped) {
+					k, err = unquote(lit, escaped)
+				}
 				if err != nil || i >= len(doc) || doc[i] != ':' {
 					return nil, errBadJSON
 				}
 				i++
-				name, k := lit[1:len(lit)-1], ""
-				if each != nil || escaped {
-					if k, err = unquote(lit, escaped); err != nil {
-						return nil, err
-					}
-				}
+				name := lit[1 : len(lit)-1]
 				if escaped {
 					name = []byte(k)
 				}
@@ -174,13 +173,10 @@ func walk(doc []byte, s *Schema, each func(key, s string), rewrite func(string) 
 			continue
 		case '"':
 			lit, escaped, err := literal()
-			if err != nil {
-				return nil, err
+			var v string
+			if err == nil && (each != nil || rewrite != nil) {
+				v, err = unquote(lit, escaped)
 			}
-			if each == nil && rewrite == nil {
-				break
-			}
-			v, err := unquote(lit, escaped)
 			if err != nil {
 				return nil, err
 			}

@@ -361,10 +361,10 @@ func (t ToolSpec) IsZero() bool { return t.def.Name == "" }
 
 // Invoke validates args (raw decoded as a JSON object, numbers as
 // json.Number) against the input schema and runs the bound handler with
-// raw decoded into its input type. Only the guard chain
-// can call it, after admission: adm is its proof, which no package outside
-// core/ can make (see core/internal/chain), and the zero proof is refused.
-// Every call from Go code goes through core.App.Call.
+// raw decoded into its input type. Only the guard chain can call it, after
+// admission: adm is its proof, which no package outside core/ can make
+// (see core/internal/chain), and the zero proof is refused. Every call
+// from Go code goes through core.App.Call.
 func (t ToolSpec) Invoke(ctx context.Context, adm chain.Admitted, call Call, raw json.RawMessage, args map[string]any) (Result, error) {
 	if !adm.OK() {
 		return Result{}, ErrNotAdmitted
