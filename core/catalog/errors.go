@@ -28,6 +28,14 @@ const (
 	KindNotFound        RefusalKind = "not_found"
 	KindUnavailable     RefusalKind = "unavailable"
 	KindFailed          RefusalKind = "failed"
+	// The exfiltration guard's (core/egress.go): an egress call whose
+	// arguments carry content the server returned is refused (refuse mode,
+	// or a client that cannot elicit), held while the user is asked to
+	// confirm it (the retry carrying the answer has its own audit line), or
+	// refused because the user declined.
+	KindEgressGuard    RefusalKind = "egress_guard"
+	KindEgressConfirm  RefusalKind = "egress_confirm"
+	KindEgressDeclined RefusalKind = "egress_declined"
 )
 
 // IsFailure reports whether the kind is a failure of the action (status

@@ -59,8 +59,7 @@ func holdsAny(s *Schema) bool {
 		slices.ContainsFunc(slices.Collect(maps.Values(s.Properties)), holdsAny))
 }
 
-// encodeOutput encodes a tool's output value and gives nil slices and maps
-// the empty form out promises (see above).
+// encodeOutput encodes a tool's output value as promised above.
 func encodeOutput(v any, out *Schema) (json.RawMessage, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -94,7 +93,7 @@ var errBadJSON = errors.New("catalog: structured content is not compact JSON")
 // null where s (nil: no schema) says an array or a map becomes [] or {},
 // and rewrite may replace a string value. each sees every key (under key
 // "") and string value (under its property). A Go string is made of a key
-// or value only for a callback that reads it.
+// or value only for a callback that reads it or an escaped key's lookup.
 func walk(doc []byte, s *Schema, each func(key, s string), rewrite func(string) (string, bool)) (json.RawMessage, error) {
 	type open struct {
 		s   *Schema // the object's or array's
