@@ -53,7 +53,7 @@ func benchRunTests(b *testing.B, runner, name string, setup func(b *testing.B, r
 			args := map[string]any{"path_prefix": prefix}
 			call := func() map[string]any {
 				res, err := rt.App.Call(b.Context(), ports.Operator(), "run_tests", args)
-				if err != nil || res.Structured()["exit_code"] != 0 {
+				if err != nil || res.Structured()["exit_code"] != float64(0) {
 					b.Fatalf("run_tests: %v %v", err, res.Structured())
 				}
 				return res.Structured()

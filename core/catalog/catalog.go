@@ -66,17 +66,10 @@ type Annotations struct {
 // Hints renders the annotations as the short list used in listings.
 func (a Annotations) Hints() []string {
 	var h []string
-	if a.ReadOnly {
-		h = append(h, "read-only")
-	}
-	if a.Destructive {
-		h = append(h, "destructive")
-	}
-	if a.Idempotent {
-		h = append(h, "idempotent")
-	}
-	if a.OpenWorld {
-		h = append(h, "open-world")
+	for i, on := range []bool{a.ReadOnly, a.Destructive, a.Idempotent, a.OpenWorld} {
+		if on {
+			h = append(h, [...]string{"read-only", "destructive", "idempotent", "open-world"}[i])
+		}
 	}
 	return h
 }

@@ -328,7 +328,7 @@ func TestBindDecodesAndEncodesWithEncodingJSON(t *testing.T) {
 	if err := res.Decode(&typed); err != nil || typed.Count != 3 || !typed.When.Equal(when) || typed.List[0].Inner != "a" || typed.Quoted != 7 {
 		t.Errorf("decoded result %+v %v", typed, err)
 	}
-	if s := res.Structured(); s["count"] != 3 || s["score"] != float64(2) || s["kind"] != "k" || s["any"].([]any)[0] != "x" || s["list"].([]any)[0].(map[string]any)["inner"] != "a" {
+	if s := res.Structured(); s["count"] != float64(3) || s["score"] != float64(2) || s["kind"] != "k" || s["any"].([]any)[0] != "x" || s["list"].([]any)[0].(map[string]any)["inner"] != "a" {
 		t.Errorf("generic result %#v", s)
 	}
 	if err := tool.Output().Validate(parse(t, string(res.JSON))); err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"regexp"
 	"regexp/syntax"
@@ -12,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/arrowhead-go/arrowhead/core/security"
 )
 
 // Bounds supplies the values of "$name" placeholders in schema tags: limits
@@ -19,6 +22,18 @@ import (
 // code also enforces). Every placeholder must be supplied and every bound
 // used, or the definition is refused.
 type Bounds map[string]int
+
+// MaxCount is the "$count" bound: the largest value a count, an index or a
+// line number in a tool's schema declares (2^31, beyond any corpus, result
+// or file a server handles). Every schema may say maximum:"$count" without
+// listing it in its Bounds, so the number is stated once.
+const MaxCount = 1 << 31
+
+// defaultBounds are the placeholders every schema may use without
+// supplying them: "$count", and "$path", the longest relative path
+// CleanPath admits. A tool or family that supplies one of these names too
+// is refused: one bound has one source.
+var defaultBounds = Bounds{"count": MaxCount, "path": security.MaxPathBytes}
 
 // SchemaFor derives the schema of the struct type T. Tools get theirs from
 // Define; this is for the other schemas a tool sends (an input request's).
@@ -45,12 +60,11 @@ type Bounds map[string]int
 //     ";" with the same keys. A numeric tag value "$name" is looked up in
 //     bounds.
 func SchemaFor[T any](bounds Bounds) (*Schema, error) {
-	d := newDeriver(bounds, nil)
-	s, err := d.root(reflect.TypeFor[T]())
-	if err == nil {
-		err = d.unused()
+	s, err := deriveObjects(bounds, nil, reflect.TypeFor[T]())
+	if err != nil {
+		return nil, err
 	}
-	return s, err
+	return s[0], nil
 }
 
 // ErrBadSchemaType is returned when a Go type cannot be described.
@@ -78,32 +92,26 @@ type deriver struct {
 	visiting       map[reflect.Type]bool
 }
 
-func newDeriver(own, family Bounds) *deriver {
-	return &deriver{bounds: own, family: family, used: map[string]bool{}, visiting: map[reflect.Type]bool{}}
-}
-
-// root derives a top-level object schema.
-func (d *deriver) root(t reflect.Type) (*Schema, error) {
-	if t.Kind() != reflect.Struct {
-		return nil, fmt.Errorf("%w: %s is not a struct", ErrBadSchemaType, t)
-	}
-	return d.typeSchema(t, t.Name())
-}
-
-// unused reports a bound no placeholder asked for (a typo, or a limit the
-// schema forgot to apply).
-func (d *deriver) unused() error {
-	var names []string
-	for k := range d.bounds {
-		if !d.used[k] {
-			names = append(names, k)
+// deriveObjects derives the object schemas of the struct types ts with a
+// tool's own bounds and its family's, and reports an own bound no
+// placeholder asked for (a typo, or a limit the schema forgot to apply).
+func deriveObjects(own, family Bounds, ts ...reflect.Type) ([]*Schema, error) {
+	d := &deriver{bounds: own, family: family, used: map[string]bool{}, visiting: map[reflect.Type]bool{}}
+	out := make([]*Schema, len(ts))
+	for i, t := range ts {
+		if t.Kind() != reflect.Struct {
+			return nil, fmt.Errorf("%w: %s is not a struct", ErrBadSchemaType, t)
+		}
+		var err error
+		if out[i], err = d.typeSchema(t, t.Name()); err != nil {
+			return nil, err
 		}
 	}
-	if len(names) > 0 {
-		slices.Sort(names)
-		return fmt.Errorf("bounds %s are not used by any schema tag", strings.Join(names, ", "))
+	unused := slices.Sorted(maps.Keys(own))
+	if unused = slices.DeleteFunc(unused, func(k string) bool { return d.used[k] }); len(unused) > 0 {
+		return nil, fmt.Errorf("bounds %s are not used by any schema tag", strings.Join(unused, ", "))
 	}
-	return nil
+	return out, nil
 }
 
 func (d *deriver) typeSchema(t reflect.Type, path string) (*Schema, error) {
@@ -230,48 +238,35 @@ func (d *deriver) apply(s *Schema, lookup func(string) (string, bool), path stri
 		s.Pattern = v
 		s.pattern = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(v) })
 	}
-	ints := []struct {
-		key   string
-		types []string
-		dst   **int
-	}{
-		{"minLength", []string{"string"}, &s.MinLength},
-		{"maxLength", []string{"string"}, &s.MaxLength},
-		{"minItems", []string{"array"}, &s.MinItems},
-		{"maxItems", []string{"array"}, &s.MaxItems},
-		{"maxProperties", []string{"object"}, &s.MaxProperties},
-	}
-	for _, k := range ints {
-		v, ok := lookup(k.key)
-		if !ok {
-			continue
-		}
-		if err := is(k.key, k.types...); err != nil {
-			return err
-		}
-		f, err := d.number(v)
-		if err != nil || f != float64(int(f)) || f < 0 {
-			return fail(k.key, "must be a non-negative integer or a supplied $bound")
-		}
-		n := int(f)
-		*k.dst = &n
-	}
 	for _, k := range []struct {
-		key string
-		dst **float64
-	}{{"minimum", &s.Minimum}, {"maximum", &s.Maximum}} {
+		key, types string
+		n          **int     // a count: a non-negative integer
+		f          **float64 // a bound on a number
+	}{
+		{"minLength", "string", &s.MinLength, nil}, {"maxLength", "string", &s.MaxLength, nil},
+		{"minItems", "array", &s.MinItems, nil}, {"maxItems", "array", &s.MaxItems, nil},
+		{"maxProperties", "object", &s.MaxProperties, nil},
+		{"minimum", "integer number", nil, &s.Minimum}, {"maximum", "integer number", nil, &s.Maximum},
+	} {
 		v, ok := lookup(k.key)
 		if !ok {
 			continue
 		}
-		if err := is(k.key, "integer", "number"); err != nil {
+		if err := is(k.key, strings.Fields(k.types)...); err != nil {
 			return err
 		}
 		f, err := d.number(v)
-		if err != nil {
+		switch {
+		case k.f != nil && err != nil:
 			return fail(k.key, "must be a number or a supplied $bound")
+		case k.f != nil:
+			*k.f = &f
+		case err != nil || f != float64(int(f)) || f < 0:
+			return fail(k.key, "must be a non-negative integer or a supplied $bound")
+		default:
+			n := int(f)
+			*k.n = &n
 		}
-		*k.dst = &f
 	}
 	for key, sub := range map[string]*Schema{"items": s.Items, "values": s.Additional} {
 		v, ok := lookup(key)

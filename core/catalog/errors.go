@@ -28,16 +28,20 @@ const (
 	KindNotFound        RefusalKind = "not_found"
 	KindUnavailable     RefusalKind = "unavailable"
 	KindFailed          RefusalKind = "failed"
+	// The exfiltration guard's (core/egress.go): an egress call whose
+	// arguments carry content the server returned is refused (refuse mode,
+	// or a client that cannot elicit), held while the user is asked to
+	// confirm it (the retry carrying the answer has its own audit line), or
+	// refused because the user declined.
+	KindEgressGuard    RefusalKind = "egress_guard"
+	KindEgressConfirm  RefusalKind = "egress_confirm"
+	KindEgressDeclined RefusalKind = "egress_declined"
 )
 
 // IsFailure reports whether the kind is a failure of the action (status
 // "error") rather than a refusal of the call (status "refused").
 func (k RefusalKind) IsFailure() bool {
-	switch k {
-	case KindInternal, KindUnavailable, KindFailed:
-		return true
-	}
-	return false
+	return k == KindInternal || k == KindUnavailable || k == KindFailed
 }
 
 // ToolError is a deliberate, caller-safe error: its Message reaches the caller
@@ -174,10 +178,4 @@ const (
 )
 
 // AsToolError returns the ToolError in err's chain, if any.
-func AsToolError(err error) (*ToolError, bool) {
-	var te *ToolError
-	if errors.As(err, &te) {
-		return te, true
-	}
-	return nil, false
-}
+func AsToolError(err error) (*ToolError, bool) { return errors.AsType[*ToolError](err) }

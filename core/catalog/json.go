@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -38,8 +40,7 @@ func decodeInput(raw []byte, dst any, in *Schema, numbers bool) error {
 	if err == nil {
 		return nil
 	}
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
 		// Field is the path of JSON names; its first element is a declared
 		// property (the validator refused any other), later ones may be
 		// caller-chosen map keys, so only the first is named.
@@ -54,32 +55,17 @@ func decodeInput(raw []byte, dst any, in *Schema, numbers bool) error {
 // holdsAny reports whether s has a value of any type somewhere (a Go
 // value typed any), where decoding must keep numbers as json.Number.
 func holdsAny(s *Schema) bool {
-	if s == nil {
-		return false
-	}
-	if s.Type == "" {
-		return true
-	}
-	for _, p := range s.Properties {
-		if holdsAny(p) {
-			return true
-		}
-	}
-	return holdsAny(s.Items) || holdsAny(s.Additional)
+	return s != nil && (s.Type == "" || holdsAny(s.Items) || holdsAny(s.Additional) ||
+		slices.ContainsFunc(slices.Collect(maps.Values(s.Properties)), holdsAny))
 }
 
-// encodeOutput encodes a tool's output value and gives nil slices and maps
-// the empty form out promises (see above).
+// encodeOutput encodes a tool's output value as promised above.
 func encodeOutput(v any, out *Schema) (json.RawMessage, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, err
 	}
-	w := jsonWalk{doc: b}
-	if err := w.value(out, ""); err != nil {
-		return nil, err
-	}
-	return w.result(), nil
+	return walk(b, out, nil, nil)
 }
 
 // EachString calls fn with every string in doc (a compact JSON text as
@@ -88,8 +74,8 @@ func encodeOutput(v any, out *Schema) (json.RawMessage, error) {
 // (the nearest enclosing one, through arrays). The guard chain reads a
 // result's flow labels this way.
 func EachString(doc json.RawMessage, fn func(key, s string)) error {
-	w := jsonWalk{doc: doc, each: fn}
-	return w.value(nil, "")
+	_, err := walk(doc, nil, fn, nil)
+	return err
 }
 
 // RewriteStrings returns doc (as for EachString) with each string value
@@ -97,195 +83,157 @@ func EachString(doc json.RawMessage, fn func(key, s string)) error {
 // itself is returned when nothing changes. The guard chain redacts a
 // result's secrets this way.
 func RewriteStrings(doc json.RawMessage, fn func(s string) (string, bool)) (json.RawMessage, error) {
-	w := jsonWalk{doc: doc, rewrite: fn}
-	if err := w.value(nil, ""); err != nil {
-		return nil, err
-	}
-	return w.result(), nil
+	return walk(doc, nil, nil, fn)
 }
 
 var errBadJSON = errors.New("catalog: structured content is not compact JSON")
 
-// jsonWalk reads one compact JSON text (encoding/json's output: no
-// insignificant space), copying it on the first change. It makes a Go
-// string of a key or value only for a caller that reads it.
-type jsonWalk struct {
-	doc []byte
-	i   int
-	// out holds doc[:last] with the changes so far; nil while unchanged.
-	out  []byte
-	last int
-	// each sees every key and string value; rewrite may replace a value.
-	each    func(key, s string)
-	rewrite func(s string) (string, bool)
-}
-
-func (w *jsonWalk) replace(start, end int, with []byte) {
-	w.out = append(w.out, w.doc[w.last:start]...)
-	w.out = append(w.out, with...)
-	w.last = end
-}
-
-func (w *jsonWalk) result() json.RawMessage {
-	if w.out == nil {
-		return w.doc
+// walk reads doc, one compact JSON text (encoding/json's output: no
+// insignificant space), in one pass, copying it on the first change: a
+// null where s (nil: no schema) says an array or a map becomes [] or {},
+// and rewrite may replace a string value. each sees every key (under key
+// "") and string value (under its property). A Go string is made of a key
+// or value only for a callback that reads it or an escaped key's lookup.
+func walk(doc []byte, s *Schema, each func(key, s string), rewrite func(string) (string, bool)) (json.RawMessage, error) {
+	type open struct {
+		s   *Schema // the object's or array's
+		key string  // the property it is under
+		end byte
 	}
-	return append(w.out, w.doc[w.last:]...)
-}
-
-func (w *jsonWalk) next(c byte) bool {
-	if w.i < len(w.doc) && w.doc[w.i] == c {
-		w.i++
-		return true
+	// The open containers, on the goroutine's stack while nesting is shallow.
+	stack := make([]open, 0, 8)
+	var out []byte // doc[:last] with the changes so far; nil while unchanged
+	i, last, key := 0, 0, ""
+	replace := func(start int, with []byte) {
+		out = append(append(out, doc[last:start]...), with...)
+		last = i
 	}
-	return false
-}
-
-// value reads one value described by s (nil: no schema) under key.
-func (w *jsonWalk) value(s *Schema, key string) error {
-	if w.i >= len(w.doc) {
-		return errBadJSON
-	}
-	switch w.doc[w.i] {
-	case '{':
-		w.i++
-		if w.next('}') {
-			return nil
+	// literal reads the string literal at i: its text with the quotes,
+	// and whether it holds an escape.
+	literal := func() (lit []byte, escaped bool, err error) {
+		start := i
+		if i >= len(doc) || doc[i] != '"' {
+			return nil, false, errBadJSON
 		}
-		for {
-			lit, escaped, err := w.literal()
-			if err != nil || !w.next(':') {
-				return errBadJSON
+		for i++; i < len(doc) && doc[i] != '"'; i++ {
+			if doc[i] == '\\' {
+				escaped, i = true, i+1
 			}
-			var k string
-			if w.each != nil || escaped {
-				if k, err = unquote(lit, escaped); err != nil {
-					return err
+		}
+		if i++; i > len(doc) {
+			return nil, false, errBadJSON
+		}
+		return doc[start:i], escaped, nil
+	}
+	for {
+		if len(stack) > 0 {
+			// Past the bracket or comma at i: the next member of the
+			// innermost object or array, its schema and its property.
+			i++
+			top := stack[len(stack)-1]
+			s, key = nil, top.key
+			if top.end == ']' && top.s != nil {
+				s = top.s.Items
+			} else if top.end == '}' {
+				lit, escaped, err := literal()
+				var k string
+				if err == nil && (each != nil || escaped) {
+					k, err = unquote(lit, escaped)
+				}
+				if err != nil || i >= len(doc) || doc[i] != ':' {
+					return nil, errBadJSON
+				}
+				i++
+				name := lit[1 : len(lit)-1]
+				if escaped {
+					name = []byte(k)
+				}
+				if top.s != nil {
+					if s = top.s.Properties[string(name)]; s == nil {
+						s = top.s.Additional
+					}
+				}
+				if each != nil {
+					each("", k)
+					key = k
 				}
 			}
-			var sub *Schema
-			if s != nil {
-				name := k
-				if !escaped {
-					name = string(lit[1 : len(lit)-1]) // a lookup, not kept
+		}
+		if i >= len(doc) {
+			return nil, errBadJSON
+		}
+		switch start, c := i, doc[i]; c {
+		case '{', '[':
+			if i+1 < len(doc) && doc[i+1] == c+2 { // '}' is '{'+2, ']' is '['+2
+				i += 2
+				break
+			}
+			stack = append(stack, open{s, key, c + 2})
+			continue
+		case '"':
+			lit, escaped, err := literal()
+			var v string
+			if err == nil && (each != nil || rewrite != nil) {
+				v, err = unquote(lit, escaped)
+			}
+			if err != nil {
+				return nil, err
+			}
+			if each != nil {
+				each(key, v)
+			}
+			if rewrite != nil {
+				if r, ok := rewrite(v); ok && r != v {
+					q, _ := json.Marshal(r) // a string always encodes
+					replace(start, q)
 				}
-				if sub = s.Properties[name]; sub == nil {
-					sub = s.Additional
-				}
 			}
-			if w.each != nil {
-				w.each("", k)
+		case 'n':
+			if !bytes.HasPrefix(doc[i:], []byte("null")) {
+				return nil, errBadJSON
 			}
-			if err := w.value(sub, k); err != nil {
-				return err
+			i += len("null")
+			// encoding/json writes null for a nil slice, map, pointer or
+			// interface; the first two are the empty array or object the
+			// schema promises (a nil struct pointer stays null).
+			if s != nil && !s.Nullable && s.Type == "array" {
+				replace(start, []byte("[]"))
+			} else if s != nil && !s.Nullable && s.Type == "object" && s.Additional != nil {
+				replace(start, []byte("{}"))
 			}
-			if w.next('}') {
-				return nil
+		default: // a number, true or false runs to the next delimiter
+			for i < len(doc) && !strings.ContainsRune(",]}", rune(doc[i])) {
+				i++
 			}
-			if !w.next(',') {
-				return errBadJSON
-			}
-		}
-	case '[':
-		w.i++
-		if w.next(']') {
-			return nil
-		}
-		var items *Schema
-		if s != nil {
-			items = s.Items
-		}
-		for {
-			if err := w.value(items, key); err != nil {
-				return err
-			}
-			if w.next(']') {
-				return nil
-			}
-			if !w.next(',') {
-				return errBadJSON
+			if i == start {
+				return nil, errBadJSON
 			}
 		}
-	case '"':
-		start := w.i
-		lit, escaped, err := w.literal()
-		if err != nil || (w.each == nil && w.rewrite == nil) {
-			return err
+		// After a value: the ends of the objects and arrays it closes, then
+		// a comma before the next member, or the end of the text.
+		for len(stack) > 0 && i < len(doc) && doc[i] == stack[len(stack)-1].end {
+			i++
+			stack = stack[:len(stack)-1]
 		}
-		v, err := unquote(lit, escaped)
-		if err != nil {
-			return err
-		}
-		if w.each != nil {
-			w.each(key, v)
-		}
-		if w.rewrite != nil {
-			if r, ok := w.rewrite(v); ok && r != v {
-				q, err := json.Marshal(r)
-				if err != nil {
-					return err
-				}
-				w.replace(start, w.i, q)
+		if len(stack) == 0 {
+			if out == nil {
+				return doc, nil
 			}
+			return append(out, doc[last:]...), nil
 		}
-		return nil
-	case 'n':
-		start := w.i
-		if !bytes.HasPrefix(w.doc[start:], []byte("null")) {
-			return errBadJSON
+		if i >= len(doc) || doc[i] != ',' {
+			return nil, errBadJSON
 		}
-		w.i += len("null")
-		// encoding/json writes null for a nil slice, map, pointer or
-		// interface; the first two are the empty array or object the
-		// schema promises (a nil struct pointer stays null).
-		if s != nil && !s.Nullable {
-			switch {
-			case s.Type == "array":
-				w.replace(start, w.i, []byte("[]"))
-			case s.Type == "object" && s.Additional != nil:
-				w.replace(start, w.i, []byte("{}"))
-			}
-		}
-		return nil
 	}
-	// A number, true or false runs to the next delimiter.
-	start := w.i
-	for w.i < len(w.doc) && !strings.ContainsRune(",]}", rune(w.doc[w.i])) {
-		w.i++
-	}
-	if w.i == start {
-		return errBadJSON
-	}
-	return nil
 }
 
-// literal reads a string literal, returning it with its quotes and
-// whether it holds an escape.
-func (w *jsonWalk) literal() (quoted []byte, escaped bool, err error) {
-	start := w.i
-	if !w.next('"') {
-		return nil, false, errBadJSON
-	}
-	for w.i < len(w.doc) && w.doc[w.i] != '"' {
-		if w.doc[w.i] == '\\' {
-			escaped = true
-			w.i++
-		}
-		w.i++
-	}
-	if !w.next('"') {
-		return nil, false, errBadJSON
-	}
-	return w.doc[start:w.i], escaped, nil
-}
-
-// unquote is a literal's string value.
-func unquote(quoted []byte, escaped bool) (string, error) {
+// unquote is a string literal's value.
+func unquote(lit []byte, escaped bool) (string, error) {
 	if !escaped {
-		return string(quoted[1 : len(quoted)-1]), nil
+		return string(lit[1 : len(lit)-1]), nil
 	}
 	var s string
-	if err := json.Unmarshal(quoted, &s); err != nil {
+	if json.Unmarshal(lit, &s) != nil {
 		return "", errBadJSON
 	}
 	return s, nil

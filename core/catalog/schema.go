@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"regexp"
 	"slices"
 	"strconv"
@@ -206,14 +205,15 @@ func (s *Schema) validate(v any, path string, depth int) error {
 		}
 		return nil
 	case "integer", "number":
-		f, ok := number(v)
-		if !ok {
+		// A number keeps its text (see Validate), which says whether it is
+		// written as an integer: encoding/json decodes 1.0 or 1e2 into no
+		// integer type. Text beyond float64's range is not a number here.
+		n, ok := v.(json.Number)
+		f, err := n.Float64()
+		if !ok || err != nil {
 			return fmt.Errorf("%s must be %s", path, article(s.Type))
 		}
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return fmt.Errorf("%s must be a finite number", path)
-		}
-		if s.Type == "integer" && (f != math.Trunc(f) || !integerText(v)) {
+		if s.Type == "integer" && strings.ContainsAny(string(n), ".eE") {
 			return fmt.Errorf("%s must be an integer", path)
 		}
 		if s.Minimum != nil && f < *s.Minimum {
@@ -225,34 +225,6 @@ func (s *Schema) validate(v any, path string, depth int) error {
 		return nil
 	}
 	return fmt.Errorf("%s has an unsupported schema type", path)
-}
-
-func number(v any) (float64, bool) {
-	switch n := v.(type) {
-	case json.Number:
-		f, err := n.Float64()
-		if err != nil {
-			return 0, false
-		}
-		return f, true
-	case float64:
-		return n, true
-	case float32:
-		return float64(n), true
-	case int:
-		return float64(n), true
-	case int64:
-		return float64(n), true
-	}
-	return 0, false
-}
-
-// integerText reports whether a parsed number is written as an integer:
-// encoding/json decodes 1.0 or 1e2 into no integer type, so the validator
-// asks for the digits the decoder accepts.
-func integerText(v any) bool {
-	n, ok := v.(json.Number)
-	return !ok || !strings.ContainsAny(string(n), ".eE")
 }
 
 func fmtNum(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }

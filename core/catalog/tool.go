@@ -1,7 +1,6 @@
 package catalog
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -109,9 +108,6 @@ type Result struct {
 	NeedInput *InputRequest
 	// Labels are set by the guard chain, never by a handler.
 	Labels FlowLabels
-
-	// out is the output schema JSON follows, for Structured.
-	out *Schema
 }
 
 // ErrNoContent is returned by Decode for a result without structured
@@ -128,51 +124,15 @@ func (r Result) Decode(v any) error {
 	return json.Unmarshal(r.JSON, v)
 }
 
-// Structured returns the structured content as a generic object, nil
-// without content: a number is an int where the output schema says
-// integer and a float64 elsewhere, as the output type held it. Decode
-// into the output type reads it typed.
+// Structured returns the structured content as encoding/json decodes it
+// into a generic object (a number is a float64), nil without content.
+// Decode into the output type reads it typed.
 func (r Result) Structured() map[string]any {
-	dec := json.NewDecoder(bytes.NewReader(r.JSON))
-	dec.UseNumber()
 	var m map[string]any
-	if len(r.JSON) == 0 || dec.Decode(&m) != nil {
+	if r.Decode(&m) != nil {
 		return nil
 	}
-	typedNumbers(m, r.out)
 	return m
-}
-
-// typedNumbers replaces the json.Numbers in v (under schema s, nil for
-// none) with ints and float64s, and returns v.
-func typedNumbers(v any, s *Schema) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil && s != nil && s.Type == "integer" {
-			return int(i)
-		}
-		f, _ := x.Float64()
-		return f
-	case map[string]any:
-		for k, e := range x {
-			var sub *Schema
-			if s != nil {
-				if sub = s.Properties[k]; sub == nil {
-					sub = s.Additional
-				}
-			}
-			x[k] = typedNumbers(e, sub)
-		}
-	case []any:
-		var items *Schema
-		if s != nil {
-			items = s.Items
-		}
-		for i, e := range x {
-			x[i] = typedNumbers(e, items)
-		}
-	}
-	return v
 }
 
 // ToolDef is what a family writes to define a tool, beside its input and
@@ -250,7 +210,7 @@ func (t Tool[In, Out]) Bind(h Handler[In, Out]) ToolSpec {
 		if err != nil {
 			return Result{}, fmt.Errorf("tool %s: encoding its output: %w", name, err)
 		}
-		return Result{JSON: out, Text: r.Text, out: s.shape.output}, nil
+		return Result{JSON: out, Text: r.Text}, nil
 	}
 	return s
 }
@@ -295,24 +255,15 @@ type shape struct {
 // derive checks the definition and derives both schemas, once.
 func (s *shape) derive(def ToolDef) error {
 	s.once.Do(func() {
-		if s.err = checkDef(def); s.err != nil {
+		if s.err = checkDef(def, s.listedIn); s.err != nil {
 			return
 		}
-		if s.listedIn != "" && s.listedIn != def.Family {
-			s.err = fmt.Errorf("%w: %s: a %s tool is listed in the %s family", ErrIncompleteSpec, def.Name, def.Family, s.listedIn)
-			return
-		}
-		d := newDeriver(def.Bounds, s.family)
-		var err error
-		if s.input, err = d.root(s.in); err == nil {
-			if s.output, err = d.root(s.out); err == nil {
-				err = d.unused()
-			}
-		}
-		s.inputAny = holdsAny(s.input)
+		schemas, err := deriveObjects(def.Bounds, s.family, s.in, s.out)
 		if err != nil {
 			s.err = fmt.Errorf("%w: %s: %w", ErrIncompleteSpec, def.Name, err)
+			return
 		}
+		s.input, s.output, s.inputAny = schemas[0], schemas[1], holdsAny(schemas[0])
 	})
 	return s.err
 }
@@ -345,7 +296,7 @@ func (t ToolSpec) Check() error {
 	return t.shape.derive(t.def)
 }
 
-func checkDef(def ToolDef) error {
+func checkDef(def ToolDef, listedIn Family) error {
 	fail := func(why string) error {
 		return fmt.Errorf("%w: %s: %s", ErrIncompleteSpec, def.Name, why)
 	}
@@ -364,6 +315,8 @@ func checkDef(def ToolDef) error {
 		return fail("description is required")
 	case !strings.Contains(def.Description, "Example:"):
 		return fail("description needs an Example: line")
+	case listedIn != "" && listedIn != def.Family:
+		return fail(fmt.Sprintf("a %s tool is listed in the %s family", def.Family, listedIn))
 	}
 	return nil
 }
@@ -408,16 +361,13 @@ func (t ToolSpec) IsZero() bool { return t.def.Name == "" }
 
 // Invoke validates args (raw decoded as a JSON object, numbers as
 // json.Number) against the input schema and runs the bound handler with
-// raw decoded into its input type. Only the guard chain
-// can call it, after admission: adm is its proof, which no package outside
-// core/ can make (see core/internal/chain), and the zero proof is refused.
-// Every call from Go code goes through core.App.Call.
+// raw decoded into its input type. Only the guard chain can call it, after
+// admission: adm is its proof, which no package outside core/ can make
+// (see core/internal/chain), and the zero proof is refused. Every call
+// from Go code goes through core.App.Call.
 func (t ToolSpec) Invoke(ctx context.Context, adm chain.Admitted, call Call, raw json.RawMessage, args map[string]any) (Result, error) {
 	if !adm.OK() {
 		return Result{}, ErrNotAdmitted
-	}
-	if args == nil {
-		args = map[string]any{}
 	}
 	if err := t.Input().Validate(args); err != nil {
 		return Result{}, Invalid("%s", Sentence(err.Error()))

@@ -119,7 +119,7 @@ func TestCodeExplainSendsOnlyWhatCodeReadServes(t *testing.T) {
 			t.Fatalf("model output kept %q: %s", bad, txt)
 		}
 	}
-	if !strings.Contains(txt, "adds") || res.Structured()["untrusted"] != true || res.Structured()["end_line"] != 2 {
+	if !strings.Contains(txt, "adds") || res.Structured()["untrusted"] != true || res.Structured()["end_line"] != float64(2) {
 		t.Fatalf("result %v", res.Structured())
 	}
 

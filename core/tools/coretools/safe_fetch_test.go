@@ -142,7 +142,7 @@ func TestSafeFetchFramesSanitizedText(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := res.Structured()
-	if s["status"] != 404 || s["content_type"] != "text/html" || s["final_url"] != "https://example.com/final" {
+	if s["status"] != float64(404) || s["content_type"] != "text/html" || s["final_url"] != "https://example.com/final" {
 		t.Errorf("structured %v %v %v", s["status"], s["content_type"], s["final_url"])
 	}
 	if _, ok := s["truncated"]; ok {
@@ -152,7 +152,7 @@ func TestSafeFetchFramesSanitizedText(t *testing.T) {
 		t.Error("text block is not the frame")
 	}
 	src := s["source"].(map[string]any)
-	if src["kind"] != "url" || src["identifier"] != "https://example.com/final" || src["size"] != len(body) {
+	if src["kind"] != "url" || src["identifier"] != "https://example.com/final" || src["size"] != float64(len(body)) {
 		t.Errorf("source %v", src)
 	}
 	marker := s["marker"].(string)

@@ -156,7 +156,7 @@ func benchDocIndex(b *testing.B, open openStore) {
 		if tr := res.Structured()["truncated"].([]any); len(tr) > 0 {
 			b.Fatalf("indexing was cut short: %v", tr)
 		}
-		chunks += res.Structured()["chunks_embedded"].(int)
+		chunks += int(res.Structured()["chunks_embedded"].(float64))
 		done()
 		b.StartTimer()
 	}

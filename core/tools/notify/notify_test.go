@@ -109,7 +109,7 @@ func TestNotifyDeliversSignedPayload(t *testing.T) {
 		t.Fatalf("signature %q, want %q", sig, want)
 	}
 	st := res.Structured()
-	if st["status"] != 200 || st["delivered"] != true || st["signed"] != true || st["webhook_id"] != id || st["untrusted"] != true {
+	if st["status"] != float64(200) || st["delivered"] != true || st["signed"] != true || st["webhook_id"] != id || st["untrusted"] != true {
 		t.Fatalf("structured %v", st)
 	}
 	if strings.Contains(res.Text, "\x1b") || !strings.Contains(res.Text, "ok") {

@@ -115,7 +115,7 @@ func BenchmarkSymbolMap500(b *testing.B) {
 				before := cpuNow()
 				for range b.N {
 					res := e.ok(b, "symbol_map", map[string]any{"format": format})
-					if n := res.Structured()["files_scanned"].(int); n != 500 {
+					if n := int(res.Structured()["files_scanned"].(float64)); n != 500 {
 						b.Fatalf("scanned %d files", n)
 					}
 					b.ReportMetric(float64(len(res.Structured()["symbols"].([]any))), "symbols")

@@ -139,7 +139,7 @@ func TestCodeSearchAtDefaultsEqualsGrep(t *testing.T) {
 				var got []string
 				for i, m := range res.Structured()["matches"].([]any) {
 					mm := m.(map[string]any)
-					got = append(got, fmt.Sprintf("%s:%d", mm["path"], mm["line"]))
+					got = append(got, fmt.Sprintf("%s:%v", mm["path"], mm["line"]))
 					sn := mm["snippet"].(string)
 					if !strings.Contains(sn, q) {
 						t.Errorf("%q: snippet %q lacks the query", q, sn)
@@ -159,7 +159,7 @@ func TestCodeSearchAtDefaultsEqualsGrep(t *testing.T) {
 				}
 				// The whole listing is counted unless the result cap
 				// stopped the walk first.
-				if n := res.Structured()["files_listed"].(int); n > total || (!capped && n != total) {
+				if n := int(res.Structured()["files_listed"].(float64)); n > total || (!capped && n != total) {
 					t.Errorf("%q: files_listed %d, the oracle lists %d", q, n, total)
 				}
 				// Redaction is on, as it is by default: every answer says
@@ -255,7 +255,7 @@ func TestCodeSearchSaysWhatRedactionHides(t *testing.T) {
 	}
 	res := e.ok(t, "code_search", map[string]any{"query": "AKIA"})
 	ms := res.Structured()["matches"].([]any)
-	if len(ms) != 1 || fmt.Sprintf("key.go:%d", ms[0].(map[string]any)["line"]) != grepHits[0] {
+	if len(ms) != 1 || fmt.Sprintf("key.go:%v", ms[0].(map[string]any)["line"]) != grepHits[0] {
 		t.Fatalf("matches %v, grep %v", ms, grepHits)
 	}
 	if want := "1 match. Searched the one file. " + search.SecretsNote; head(res.Text) != want || res.Structured()["secrets_redacted"] != true {

@@ -74,7 +74,7 @@ func TestSymbolMapStatesItsCut(t *testing.T) {
 	}
 	e := newEnv(t, "", map[string]string{"ARROWHEAD_SYMBOL_MAP_MAX_FILES": "4"}, files, nil)
 	res := e.ok(t, "symbol_map", map[string]any{})
-	if !slices.Equal(res.Structured()["truncated"].([]any), []any{"files"}) || res.Structured()["files_scanned"] != 4 {
+	if !slices.Equal(res.Structured()["truncated"].([]any), []any{"files"}) || res.Structured()["files_scanned"] != float64(4) {
 		t.Fatalf("truncated %v, files %v", res.Structured()["truncated"], res.Structured()["files_scanned"])
 	}
 	// Mapped: a/f0-2 and b/f0, so b/ is unfinished: its remaining files
