@@ -211,12 +211,24 @@ func (r *SQLRunner) run(ctx context.Context, sql string, args [][]byte, lim port
 // reports the settings that changed (TimeZone) at each, so both ends do a
 // second read and write per call.
 //
+// Without the BEGIN, the messages up to the Sync would still run as one
+// transaction, and read-only too with transaction_read_only among the
+// settings, two executions fewer; but PostgreSQL commits that implicit
+// transaction at the Sync, and then a session-level setting made by the
+// statement (set_config(..., false), from a function a view calls, say)
+// outlives the call, on the pool's connection and, behind a pooler or on
+// PGlite's one backend, for other clients. Ending it with ROLLBACK instead
+// makes the server warn "there is no transaction in progress" into its
+// log on every call.
+//
 // With cache, BEGIN, ROLLBACK, the settings and the statement are named
 // prepared statements of the connection (stmtcache.go): the first call
 // sends each one's Parse (and a Describe) in the same write, ahead of its
-// Bind, and later calls send only Bind, Describe and Execute; statements
-// evicted from the cache are closed at the start of the write, where
-// nothing can have failed yet. Without, all go unnamed, parsed every call.
+// Bind, and later calls send only Bind and Execute, as pgx does with its
+// own statement cache (and a Describe for BEGIN and ROLLBACK, which have
+// no columns); statements evicted from the cache are closed at the start
+// of the write, where nothing can have failed yet. Without, all go
+// unnamed, parsed every call.
 //
 // PostgreSQL (13 and later) starts a fresh statement timeout at each
 // protocol message after an Execute completes, so the timeout set by the
@@ -249,12 +261,12 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 		// is not read.
 		begin = prepare(pl, cache, beginSQL)
 		rollback = prepare(pl, cache, rollbackSQL)
-		pl.SendQueryPrepared(begin.name, nil, nil, nil)
+		begin.send(pl, nil)
 		set = prepare(pl, cache, settings)
-		pl.SendQueryPrepared(set.name, nil, nil, nil)
+		set.send(pl, nil)
 		stmt = prepare(pl, cache, sql)
-		pl.SendQueryPrepared(stmt.name, args, nil, nil)
-		pl.SendQueryPrepared(rollback.name, nil, nil, nil)
+		stmt.send(pl, args)
+		rollback.send(pl, nil)
 	}
 	pl.SendPipelineSync()
 	if err := pl.Flush(); err != nil {
@@ -341,37 +353,54 @@ const (
 	rollbackSQL = "ROLLBACK"
 )
 
-// statement is one named statement of an exchange: sent is set when its
-// Parse went in this exchange.
+// statement is one named statement of an exchange: parsed is set when its
+// Parse went in this exchange, and desc, the connection's description of
+// it, when it went in an earlier one.
 type statement struct {
 	text, name string
-	sent       bool
+	desc       *pgconn.StatementDescription
+	parsed     bool
 }
 
 // prepare looks text up in cache and sends its Parse when the connection
 // does not have it prepared yet.
 func prepare(pl *pgconn.Pipeline, cache *stmtCache, text string) statement {
-	name, ready := cache.lookup(text)
-	if !ready {
+	desc, name := cache.lookup(text)
+	if desc == nil {
 		pl.SendPrepare(name, text, nil)
 	}
-	return statement{text: text, name: name, sent: !ready}
+	return statement{text: text, name: name, desc: desc, parsed: desc == nil}
+}
+
+// send sends st's Bind and Execute. Its result has the columns its
+// description lists, as pgx's own statement cache assumes: a plan whose
+// result type changed fails its Bind instead (codePlanChanged). So only
+// the statement just parsed, whose description is still on its way, is
+// described again; pgconn describes a statement without columns too.
+func (st statement) send(pl *pgconn.Pipeline, args [][]byte) {
+	if st.desc == nil {
+		pl.SendQueryPrepared(st.name, args, nil, nil)
+		return
+	}
+	pl.SendQueryStatement(st.desc, args, nil, nil)
 }
 
 // prepared reads the answer to st's Parse, if one was sent, from pl and
 // records the statement in cache (own: never evicted).
 func prepared(pl *pgconn.Pipeline, cache *stmtCache, st statement, own bool) error {
-	if !st.sent {
+	if !st.parsed {
 		return nil
 	}
 	out, err := pl.GetResults()
 	if err != nil {
 		return err
 	}
-	if _, ok := out.(*pgconn.StatementDescription); !ok {
+	desc, ok := out.(*pgconn.StatementDescription)
+	if !ok {
 		return errPipeline
 	}
-	cache.add(st.text, st.name, own)
+	desc.Name = st.name
+	cache.add(st.text, desc, own)
 	return nil
 }
 
