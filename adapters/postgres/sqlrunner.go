@@ -12,6 +12,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -236,7 +237,7 @@ func (r *SQLRunner) run(ctx context.Context, sql string, args [][]byte, lim port
 func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql string, args [][]byte, lim ports.SQLLimits) (res ports.SQLResult, err error) {
 	qctx, qcancel := context.WithCancel(ctx)
 	defer qcancel()
-	settings := settingsFor(lim)
+	settings := settingsFor(lim, reportedInPlace(conn))
 	pl := conn.StartPipeline(qctx)
 	var stale []string
 	if cache != nil {
@@ -450,6 +451,7 @@ func readStatement(pl *pgconn.Pipeline, lim ports.SQLLimits, cancel context.Canc
 type settingsKey struct {
 	timeout        time.Duration
 	tempFile, work int64
+	inPlace        reportedMask
 }
 
 type settingsText struct {
@@ -462,27 +464,67 @@ type settingsText struct {
 // than per call.
 var lastSettings atomic.Pointer[settingsText]
 
-// settingsFor is sessionSQL(lim), built again only when the limits changed.
-func settingsFor(lim ports.SQLLimits) string {
-	key := settingsKey{lim.Timeout, lim.TempFileBytes, lim.WorkMemBytes}
+// settingsFor is sessionSQL(lim, inPlace), built again only when either
+// changed.
+func settingsFor(lim ports.SQLLimits, inPlace reportedMask) string {
+	key := settingsKey{lim.Timeout, lim.TempFileBytes, lim.WorkMemBytes, inPlace}
 	if last := lastSettings.Load(); last != nil && last.key == key {
 		return last.text
 	}
-	text := sessionSQL(lim)
+	text := sessionSQL(lim, inPlace)
 	lastSettings.Store(&settingsText{key, text})
 	return text
+}
+
+// reportedSettings are the settings sessionSQL pins that PostgreSQL
+// reports to the client at the start of a session and whenever their
+// session value changes (GUC_REPORT), with the values that give the text
+// forms cellValue reads (for TimeZone, the two spellings of UTC servers
+// start with). Setting one costs the server more than other settings, as
+// it checks at the Sync whether to report it: about a tenth of a 100-row
+// call for the three on PostgreSQL 15.
+var reportedSettings = [...]struct {
+	name  string
+	value []string // the first is the one sessionSQL sets
+}{
+	{"DateStyle", []string{"ISO, MDY"}},
+	{"IntervalStyle", []string{"postgres"}},
+	{"TimeZone", []string{"UTC", "Etc/UTC"}},
+}
+
+// reportedMask has bit i set when reportedSettings[i] needs no setting.
+type reportedMask uint8
+
+// reportedInPlace returns which of reportedSettings conn's session
+// already has, as the server last reported them. Nothing a call does
+// changes them for the next (the ROLLBACK reverts the session too), and a
+// pooler that moves the client between server sessions carries the
+// reported settings along (PgBouncer sets them on the server it picks),
+// as drivers that read them rely on: pgx escapes by the reported
+// standard_conforming_strings. Were the report ever wrong, values would
+// arrive in another text form, which cellValue passes on as text; the
+// statement timeout and the limits on disk and memory are set every call.
+func reportedInPlace(conn *pgconn.PgConn) reportedMask {
+	var m reportedMask
+	for i, s := range reportedSettings {
+		if slices.Contains(s.value, conn.ParameterStatus(s.name)) {
+			m |= 1 << i
+		}
+	}
+	return m
 }
 
 // sessionSQL pins, for this transaction only, the statement timeout, the
 // space a statement may use on disk and for each sort or hash, and the
 // settings that shape the text the values arrive in, whatever the role or
-// database defaults are. It is our own constant text plus numbers we
+// database defaults are, but for those of reportedSettings inPlace says
+// the session already has. It is our own constant text plus numbers we
 // formatted; set_config(..., true) is SET LOCAL as one statement, which
 // the extended protocol requires. The calls are joined with || into one
 // column (each is evaluated: || needs both sides), so the answer to each
 // call is one short field rather than a column description and a value
 // per setting.
-func sessionSQL(lim ports.SQLLimits) string {
+func sessionSQL(lim ports.SQLLimits, inPlace reportedMask) string {
 	ms := lim.Timeout.Milliseconds()
 	ms = max(ms, 1) // 0 would disable the timeout
 	ms = min(ms, maxStatementTimeoutMS)
@@ -500,10 +542,12 @@ func sessionSQL(lim ports.SQLLimits) string {
 		b.WriteString(strconv.FormatInt(kilobytes(lim.WorkMemBytes, minWorkMemKB), 10))
 		b.WriteString("', true)")
 	}
-	b.WriteString(" || set_config('DateStyle', 'ISO, MDY', true)" +
-		" || set_config('IntervalStyle', 'postgres', true)" +
-		" || set_config('TimeZone', 'UTC', true)" +
-		" || set_config('bytea_output', 'hex', true)" +
+	for i, s := range reportedSettings {
+		if inPlace&(1<<i) == 0 {
+			b.WriteString(" || set_config('" + s.name + "', '" + s.value[0] + "', true)")
+		}
+	}
+	b.WriteString(" || set_config('bytea_output', 'hex', true)" +
 		" || set_config('extra_float_digits', '1', true)")
 	return b.String()
 }
