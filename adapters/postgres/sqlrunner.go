@@ -657,6 +657,13 @@ type rowReader interface {
 	Values() [][]byte
 }
 
+// collect's first room for where cells end: endsRows rows' worth, at most
+// maxEndsCap cells.
+const (
+	endsRows   = 64
+	maxEndsCap = 1024
+)
+
 // collect reads rows under lim. early reports that it stopped before the
 // end of the result (a bound was reached); the caller then discards the
 // rest. Either way the caller closes rows and, when early is false, checks
@@ -670,44 +677,50 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 	for i := range ncols {
 		res.Columns[i] = columnName(fds[i].Name)
 	}
-	res.Rows = make([][]json.RawMessage, 0, min(lim.MaxRows, rowBlock))
-	total := 0
-	// Rows are cut from blocks of cells, and their JSON from blocks of
-	// bytes, rather than allocated one by one.
-	var cells []json.RawMessage
-	block := 2
+	total, nrows := 0, 0
+	// The cells' JSON goes into one buffer and only where each ends is
+	// kept while reading; the cells and rows, which hold pointers and so
+	// cost the collector, are then allocated once each, at their size.
 	var out jsonArena
+	ends := make([]int, 0, min(ncols*endsRows, maxEndsCap))
 	for rows.NextRow() {
-		if len(res.Rows) >= lim.MaxRows {
+		if nrows >= lim.MaxRows {
 			cutRows, early = true, true
 			break
 		}
 		raw := rows.Values()
-		if len(cells) < ncols {
-			// Small first, so a one-row answer stays small.
-			block = min(block*2, rowBlock)
-			cells = make([]json.RawMessage, ncols*block)
-		}
-		row := cells[:ncols:ncols]
-		cells = cells[ncols:]
 		rowBytes, rowCut := 0, false
 		for i := range ncols {
 			var raw1 []byte
 			if i < len(raw) {
 				raw1 = raw[i]
 			}
-			cell, n, cut := out.cell(fds[i].DataTypeOID, raw1, lim.MaxCellBytes)
-			row[i] = cell
+			_, n, cut := out.cell(fds[i].DataTypeOID, raw1, lim.MaxCellBytes)
+			ends = append(ends, len(out.buf))
 			rowBytes += n
 			rowCut = rowCut || cut
 		}
 		if total+rowBytes > lim.MaxTotalBytes {
 			cutTotal, early = true, true
+			ends = ends[:nrows*ncols]
 			break
 		}
 		total += rowBytes
 		cutCells = cutCells || rowCut
-		res.Rows = append(res.Rows, row)
+		nrows++
+	}
+	var cells []json.RawMessage
+	if len(ends) > 0 {
+		cells = make([]json.RawMessage, len(ends))
+	}
+	from := 0
+	for i, to := range ends {
+		cells[i] = json.RawMessage(out.buf[from:to:to])
+		from = to
+	}
+	res.Rows = make([][]json.RawMessage, nrows)
+	for i := range res.Rows {
+		res.Rows[i] = cells[i*ncols : (i+1)*ncols : (i+1)*ncols]
 	}
 	for _, c := range []struct {
 		on   bool
@@ -719,10 +732,6 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 	}
 	return res, early
 }
-
-// rowBlock is how many rows' cells collect allocates at once, and the
-// result's first capacity.
-const rowBlock = 32
 
 // columnName returns a column name as valid UTF-8 of at most
 // MaxColumnNameBytes. It is otherwise raw: the caller sanitizes it.
