@@ -758,9 +758,9 @@ func cutUTF8(s string, n int) string {
 // so much longer than maxBytes (mapLimit) that it is cut without being
 // decoded.
 //
-// The session settings pinned by sessionSQL make the text forms below
-// stable: DateStyle ISO, TimeZone UTC, bytea_output hex, shortest exact
-// floats.
+// The settings sessionSQL pins (or finds the session has) make the text
+// forms below stable: DateStyle ISO, TimeZone UTC, bytea_output hex,
+// shortest exact floats.
 func cellValue(oid uint32, raw []byte, maxBytes int) (v any, size int, cut bool) {
 	if raw == nil {
 		return nil, jsonSize(nil), false
