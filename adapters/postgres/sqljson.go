@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"encoding/json"
+	"slices"
 	"unicode/utf8"
 	"unsafe"
 
@@ -14,20 +15,19 @@ import (
 // allocations instead of one boxed value per cell, and the tool writes
 // the cells into its answer as they are.
 
-// jsonArenaBlock is the size of the blocks cells' JSON is written into; a
-// longer cell gets a block of its own.
-const jsonArenaBlock = 8 << 10
-
-// jsonArena writes cells' JSON into shared blocks. A written cell is
-// never written again, and it is returned with its capacity cut to its
-// length, so appending to it copies rather than overwriting the next.
+// jsonArena writes cells' JSON one after the other into one buffer, which
+// grows as append grows a slice: a cell returned before it grew keeps the
+// bytes it was written in, which are the same, and the whole buffer holds
+// no pointer for the collector to scan. A written cell is never written
+// again, and it is returned with its capacity cut to its length, so
+// appending to it copies rather than overwriting the next.
 type jsonArena struct{ buf []byte }
 
-// reserve makes room for n more bytes in the current block.
+// reserve makes room for n more bytes.
 func (a *jsonArena) reserve(n int) {
 	if n > cap(a.buf)-len(a.buf) {
 		// Small first, so a one-row answer stays small.
-		a.buf = make([]byte, 0, max(min(2*cap(a.buf), jsonArenaBlock), 512, n))
+		a.buf = slices.Grow(a.buf, max(n, 512))
 	}
 }
 

@@ -187,14 +187,15 @@ func proxied(t testing.TB, dsn string) (*wireProxy, string) {
 // the settings, the statement, ROLLBACK and one Sync. All four are the
 // connection's prepared statements: the first call with a statement sends
 // its Parse and a Describe ahead of its Bind/Describe/Execute, later ones
-// only the Bind/Describe/Execute. BEGIN, ROLLBACK and the settings were
-// prepared by the connection's first call (connectExchange). A call that
-// fails has the server skip the ROLLBACK, and sends it once more, alone
-// and unnamed, in a second turn.
+// only its Bind/Execute (BEGIN and ROLLBACK, which have no columns, a
+// Describe too). BEGIN, ROLLBACK and the settings were prepared by the
+// connection's first call (connectExchange). A call that fails has the
+// server skip the ROLLBACK, and sends it once more, alone and unnamed, in
+// a second turn.
 const (
 	connectExchange  = "PD" + "PD" + "BDE" + "PD" + "BDE" + "PD" + "BDE" + "BDE" + "S"
-	firstExchange    = "BDE" + "BDE" + "PD" + "BDE" + "BDE" + "S"
-	repeatExchange   = "BDE" + "BDE" + "BDE" + "BDE" + "S"
+	firstExchange    = "BDE" + "BE" + "PD" + "BDE" + "BDE" + "S"
+	repeatExchange   = "BDE" + "BE" + "BE" + "BDE" + "S"
 	rollbackExchange = "PBDES"
 )
 

@@ -155,6 +155,29 @@ func TestIntegrationTypeMappingIgnoresSessionDefaults(t *testing.T) {
 	checkMappings(t, r)
 }
 
+// TestIntegrationTypeMappingFollowsTheSession changes, between two calls on
+// one connection, the session's settings that PostgreSQL reports: the
+// runner leaves out those the session already has, so it must see the
+// change and set them again.
+func TestIntegrationTypeMappingFollowsTheSession(t *testing.T) {
+	db := requireDB(t)
+	s := db.schema(t, mappingSchema)
+	r := runner(t, withParams(t, db.dsn, "search_path", s), WithMaxConns(1))
+	res := mustQuery(t, r, "select current_setting('DateStyle') as d, current_setting('TimeZone') as z", defaultLimits)
+	if res.Rows[0][0] != "ISO, MDY" || (res.Rows[0][1] != "UTC" && res.Rows[0][1] != "Etc/UTC") {
+		t.Fatalf("settings in a call: %v", res.Rows)
+	}
+	c, err := r.pool.acquire(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Exec(t.Context(), "SET DateStyle = 'SQL, DMY'; SET IntervalStyle = 'iso_8601'; SET TimeZone = 'Asia/Kolkata'"); err != nil {
+		t.Fatal(err)
+	}
+	c.Release()
+	checkMappings(t, r)
+}
+
 func TestIntegrationTransactionSettings(t *testing.T) {
 	db := requireDB(t)
 	r := runner(t, db.roDSN)

@@ -113,8 +113,21 @@ func TestSessionSQL(t *testing.T) {
 		{ports.SQLLimits{Timeout: 1000 * time.Hour, TempFileBytes: 1025, WorkMemBytes: -1}, "'2147483647', true) || set_config('temp_file_limit', '2', true)"},
 	}
 	for _, tt := range tests {
-		if got, want := sessionSQL(tt.lim), "SELECT set_config('statement_timeout', "+tt.want+rest; got != want {
+		if got, want := sessionSQL(tt.lim, 0), "SELECT set_config('statement_timeout', "+tt.want+rest; got != want {
 			t.Errorf("sessionSQL(%+v) = %q, want %q", tt.lim, got, want)
+		}
+	}
+	// The reported settings the session already has are left out.
+	lim := ports.SQLLimits{Timeout: time.Second, TempFileBytes: -1, WorkMemBytes: -1}
+	for inPlace, want := range map[reportedMask]string{
+		0b111: "",
+		0b101: " || set_config('IntervalStyle', 'postgres', true)",
+		0b010: " || set_config('DateStyle', 'ISO, MDY', true) || set_config('TimeZone', 'UTC', true)",
+	} {
+		want = "SELECT set_config('statement_timeout', '1000', true)" + want +
+			" || set_config('bytea_output', 'hex', true) || set_config('extra_float_digits', '1', true)"
+		if got := sessionSQL(lim, inPlace); got != want {
+			t.Errorf("sessionSQL(%b) = %q, want %q", inPlace, got, want)
 		}
 	}
 }

@@ -15,11 +15,13 @@ import (
 
 // The SQL runner keeps, per connection, the statements it has prepared:
 // its own statements (BEGIN, ROLLBACK and the settings) and the most
-// recent vetted statements, each under a name of its own. A repeated call
-// then sends only Bind, Describe and Execute for them, and the server
-// skips parsing, analysing and
-// (once it settles on a generic plan) planning them: the settings
-// statement alone cost as much again as a 100-row result.
+// recent vetted statements, each under a name of its own, with the
+// description the server gave when it parsed them. A repeated call then
+// sends only Bind and Execute for them (and a Describe for BEGIN and
+// ROLLBACK, which pgconn asks for when a statement has no columns), and
+// the server skips parsing, analysing and (once it settles on a generic
+// plan) planning them: the settings statement alone cost as much again as
+// a 100-row result.
 //
 // The key is the exact text sent, which for a vetted statement is the
 // parser's own re-serialization, so a statement is only ever executed
@@ -53,6 +55,10 @@ type stmtCache struct {
 
 type stmtEntry struct {
 	name string
+	// desc is the server's description of the statement, from its Parse:
+	// its columns are those of every result, so a call sends no Describe
+	// for a statement that returns rows (see exchange).
+	desc *pgconn.StatementDescription
 	used uint64
 	// own marks the runner's own statements, never evicted.
 	own bool
@@ -70,22 +76,22 @@ func statementsOf(conn *pgconn.PgConn) *stmtCache {
 	return c
 }
 
-// lookup returns the name text is prepared under, or a fresh name to
-// prepare it under and false.
-func (c *stmtCache) lookup(text string) (name string, prepared bool) {
+// lookup returns the description of the statement text is prepared as,
+// or nil and a fresh name to prepare it under.
+func (c *stmtCache) lookup(text string) (desc *pgconn.StatementDescription, name string) {
 	c.clock++
 	if e, ok := c.byText[text]; ok {
 		e.used = c.clock
-		return e.name, true
+		return e.desc, e.name
 	}
 	c.next++
-	return c.prefix + strconv.FormatUint(c.next, 10), false
+	return nil, c.prefix + strconv.FormatUint(c.next, 10)
 }
 
-// add records that text is now prepared under name, evicting the least
+// add records that text is now prepared as desc, evicting the least
 // recently used vetted statement past stmtCacheSize.
-func (c *stmtCache) add(text, name string, own bool) {
-	c.byText[text] = &stmtEntry{name: name, used: c.clock, own: own}
+func (c *stmtCache) add(text string, desc *pgconn.StatementDescription, own bool) {
+	c.byText[text] = &stmtEntry{name: desc.Name, desc: desc, used: c.clock, own: own}
 	if own {
 		c.owned++
 	}
