@@ -69,12 +69,12 @@ func BenchmarkCheckpoint(b *testing.B) {
 		b.Fatal(err)
 	}
 	c := sink.chain
+	st := c.state
+	var buf []byte
 	b.ReportAllocs()
 	for b.Loop() {
-		c.mu.Lock()
-		err := c.checkpointLocked(false)
-		c.mu.Unlock()
-		if err != nil {
+		var err error
+		if buf, err = c.appendCheckpoint(buf[:0], &st, false); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -541,7 +541,8 @@ func TestCloseWritesFinalCheckpointAndKeepsChainingAfter(t *testing.T) {
 }
 
 // TestChainConcurrentWithTicker records from many goroutines while the
-// ticker checkpoints and the sink closes (run under -race).
+// ticker checkpoints and the sink closes (run under -race): the lines go
+// out in groups, and every record is in the chain exactly once.
 func TestChainConcurrentWithTicker(t *testing.T) {
 	k := newKey(t)
 	var buf syncBuffer
@@ -549,12 +550,13 @@ func TestChainConcurrentWithTicker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const writers, each = 32, 150
 	var wg sync.WaitGroup
-	for g := range 8 {
+	for g := range writers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range 300 {
+			for i := range each {
 				s.Record(context.Background(), chainRecord(g*1000+i))
 			}
 		}()
@@ -563,9 +565,28 @@ func TestChainConcurrentWithTicker(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	rep := verifyFiles(t, verifierFor(t, k), logFile{"a.log", splitLines(buf.Bytes())})
-	if len(rep.Findings) != 0 || len(rep.Chains) != 1 || !rep.Chains[0].Closed || rep.Chains[0].Lines-rep.Chains[0].Checkpoints != 2400 {
+	lines := splitLines(buf.Bytes())
+	rep := verifyFiles(t, verifierFor(t, k), logFile{"a.log", lines})
+	if len(rep.Findings) != 0 || len(rep.Chains) != 1 || !rep.Chains[0].Closed || rep.Chains[0].Lines-rep.Chains[0].Checkpoints != writers*each {
 		t.Fatalf("chains %+v findings:\n%s", rep.Chains, findings(rep))
+	}
+	seen := map[string]int{}
+	for _, l := range lines {
+		var f struct{ Msg, Time string }
+		if err := json.Unmarshal([]byte(l), &f); err != nil {
+			t.Fatal(err)
+		}
+		if f.Msg == AuditMessage {
+			seen[f.Time]++
+		}
+	}
+	for g := range writers {
+		for i := range each {
+			at := chainRecord(g*1000 + i).Time.Format(time.RFC3339Nano)
+			if seen[at] != 1 {
+				t.Fatalf("record %d of writer %d is in the log %d times", i, g, seen[at])
+			}
+		}
 	}
 }
 
