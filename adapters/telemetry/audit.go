@@ -60,8 +60,9 @@ const (
 )
 
 // AuditSink writes one JSON line per record. It implements ports.AuditSink
-// and is safe for concurrent use; each line is a single Write to the
-// underlying writer, and Record returns once it is written.
+// and is safe for concurrent use; each line goes whole into one Write to
+// the underlying writer (a chained sink's concurrent lines share one), and
+// Record returns once it is written.
 type AuditSink struct {
 	log *otelzap.Logger
 	// chain numbers and hashes the lines; nil for an unchained sink.

@@ -134,7 +134,9 @@ func (s *AuditSink) ChainID() string {
 // writer goroutine: a Write that finds the queue empty leads itself and
 // pays no hand-over, which is the single-client case. The ticker and
 // close go through the same queue, so only the leader ever touches the
-// chain's state.
+// chain's state. (internal/groupcommit, the stores' group commit, waits
+// up to a millisecond for the callers it expects: worth it against an
+// fsync, not against a write to a pipe or file.)
 type chainWriter struct {
 	out    *syncer
 	id     string
