@@ -277,10 +277,15 @@ func (m shapeMap) plain() bool {
 func (m shapeMap) appendJSON(b []byte) []byte {
 	var small [8]string
 	keys := small[:0]
-	for k := range m {
+	n := 2
+	for k, v := range m {
 		keys = append(keys, k)
+		n += len(k) + len(v) + len(`"":"",`)
 	}
 	slices.Sort(keys)
+	// One allocation of the object's size: zap gives every line a new
+	// encoder, so b starts empty and would otherwise grow several times.
+	b = slices.Grow(b, n)
 	b = append(b, '{')
 	for i, k := range keys {
 		if i > 0 {
