@@ -299,56 +299,22 @@ func (g *egressGuard) carryAcceptance(ctx context.Context, v egressVerdict, need
 // texts are every string of the result.
 func (g *egressGuard) observe(ctx context.Context, p ports.Principal, walk func(func(key, s string))) (catalog.FlowLabels, error) {
 	labels := catalog.FlowLabels{Integrity: catalog.IntegrityTrusted, Confidentiality: catalog.ConfidentialityPublic}
-	var bodies, repoBodies []string
-	var tokens []string
-	seen := map[string]bool{}
-	secret, internal := false, false
-	var hashes []string
-	var plain []string
-	walk(func(key, s string) {
-		if !secret && strings.Contains(s, redactedPrefix) {
-			secret = true
-		}
-		if key == "sha256" && len(s) == 64 {
-			hashes = append(hashes, s)
-		}
-		if !strings.Contains(s, content.FrameBeginPhrase) {
-			plain = append(plain, s)
-			return
-		}
-		content.Frames(s, func(f content.FrameInfo) {
-			if seen[f.Marker] {
-				return
-			}
-			seen[f.Marker] = true
-			tokens = append(tokens, f.Marker)
-			if len(f.SHA256) == 64 {
-				tokens = append(tokens, f.SHA256)
-			}
-			if f.Kind != "url" {
-				internal = true
-			}
-			if repoKinds[f.Kind] {
-				repoBodies = append(repoBodies, f.Body)
-				return
-			}
-			bodies = append(bodies, f.Body)
-		})
-	})
-	untrusted := len(seen) > 0
+	var o observed
+	walk(o.add)
+	untrusted := len(o.seen) > 0
 	if untrusted {
 		labels.Integrity = catalog.IntegrityUntrusted
 	}
 	switch {
-	case secret:
+	case o.secret:
 		labels.Confidentiality = catalog.ConfidentialitySecret
-	case internal:
+	case o.internal:
 		labels.Confidentiality = catalog.ConfidentialityInternal
 	}
-	if g == nil || (!untrusted && !secret) {
+	if g == nil || (!untrusted && !o.secret) {
 		return labels, nil
 	}
-	tokens = append(tokens, hashes...)
+	tokens := append(o.tokens, o.hashes...)
 	if len(tokens) > maxTokenMarks {
 		tokens = tokens[:maxTokenMarks]
 	}
@@ -356,13 +322,14 @@ func (g *egressGuard) observe(ctx context.Context, p ports.Principal, walk func(
 	for _, t := range tokens {
 		marks = append(marks, security.TokenMark(t))
 	}
+	bodies := o.bodies
 	if !untrusted {
 		// Secret-bearing but unframed (a scan report): its own text.
-		bodies = plain
+		bodies = o.plain
 	}
 	marks = append(marks, security.RecordFingerprints(strings.Join(bodies, "\n"))...)
-	if len(repoBodies) > 0 {
-		for _, fp := range security.RecordFingerprints(strings.Join(repoBodies, "\n")) {
+	if len(o.repoBodies) > 0 {
+		for _, fp := range security.RecordFingerprints(strings.Join(o.repoBodies, "\n")) {
 			marks = append(marks, fp^repoMarkSalt)
 		}
 	}
@@ -370,6 +337,51 @@ func (g *egressGuard) observe(ctx context.Context, p ports.Principal, walk func(
 		return labels, catalog.Unavailable("The result could not be recorded for the exfiltration guard; try again shortly.").WithCause(err)
 	}
 	return labels, nil
+}
+
+// observed is what observe gathers from a result's strings. It is one
+// value, not a closure's several captured variables, so a call that
+// returns plain trusted text allocates once for it instead of once each.
+type observed struct {
+	bodies, repoBodies []string
+	tokens, hashes     []string
+	plain              []string
+	seen               map[string]bool // frame markers
+	secret, internal   bool
+}
+
+func (o *observed) add(key, s string) {
+	if !o.secret && strings.Contains(s, redactedPrefix) {
+		o.secret = true
+	}
+	if key == "sha256" && len(s) == 64 {
+		o.hashes = append(o.hashes, s)
+	}
+	if !strings.Contains(s, content.FrameBeginPhrase) {
+		o.plain = append(o.plain, s)
+		return
+	}
+	content.Frames(s, func(f content.FrameInfo) {
+		if o.seen[f.Marker] {
+			return
+		}
+		if o.seen == nil {
+			o.seen = map[string]bool{}
+		}
+		o.seen[f.Marker] = true
+		o.tokens = append(o.tokens, f.Marker)
+		if len(f.SHA256) == 64 {
+			o.tokens = append(o.tokens, f.SHA256)
+		}
+		if f.Kind != "url" {
+			o.internal = true
+		}
+		if repoKinds[f.Kind] {
+			o.repoBodies = append(o.repoBodies, f.Body)
+			return
+		}
+		o.bodies = append(o.bodies, f.Body)
+	})
 }
 
 // appendTokenMarks appends the mark of every maximal run of exactly 32 or

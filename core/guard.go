@@ -212,6 +212,11 @@ func callerKey(p ports.Principal) string {
 // internalCause names the Go type of a masked error's cause for operators,
 // without its text (which may carry caller values).
 func internalCause(err error) string {
+	// A successful call has no cause; AsToolError would still allocate
+	// its target on every call.
+	if err == nil {
+		return ""
+	}
 	te, ok := catalog.AsToolError(err)
 	if !ok || te.Kind != catalog.KindInternal {
 		return ""

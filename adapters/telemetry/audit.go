@@ -7,6 +7,7 @@ import (
 	"io"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/uptrace/opentelemetry-go-extra/otelzap"
@@ -59,8 +60,9 @@ const (
 )
 
 // AuditSink writes one JSON line per record. It implements ports.AuditSink
-// and is safe for concurrent use; each line is a single Write to the
-// underlying writer, and Record returns once it is written.
+// and is safe for concurrent use; each line goes whole into one Write to
+// the underlying writer (a chained sink's concurrent lines share one), and
+// Record returns once it is written.
 type AuditSink struct {
 	log *otelzap.Logger
 	// chain numbers and hashes the lines; nil for an unchained sink.
@@ -121,8 +123,12 @@ func (s *AuditSink) Record(ctx context.Context, rec ports.AuditRecord) {
 	if rec.Status == ports.StatusError {
 		level, lvl = zapcore.ErrorLevel, "error"
 	}
-	fields := make([]zap.Field, 0, 14)
-	fields = append(fields,
+	fp := recordFields.Get().(*[]zap.Field)
+	defer func() {
+		clear(*fp)
+		recordFields.Put(fp)
+	}()
+	fields := append((*fp)[:0],
 		zap.String(FieldTime, t.UTC().Format(time.RFC3339Nano)),
 		zap.String(FieldLevel, lvl),
 		zap.String(FieldMsg, AuditMessage),
@@ -152,12 +158,19 @@ func (s *AuditSink) Record(ctx context.Context, rec ports.AuditRecord) {
 		fields = append(fields, zap.Reflect(FieldDetail, sanitizeDetail(rec.Detail)))
 	}
 
+	*fp = fields
 	if level == zapcore.ErrorLevel {
 		s.log.ErrorContext(ctx, AuditMessage, fields...)
 		return
 	}
 	s.log.InfoContext(ctx, AuditMessage, fields...)
 }
+
+// recordFields recycles Record's field slices: a line's 14 fields escape
+// to the heap through the logger's variadic call (most of the bytes a
+// guarded call allocated), and neither zap nor otelzap keeps them once
+// the line is written.
+var recordFields = sync.Pool{New: func() any { s := make([]zap.Field, 0, 16); return &s }}
 
 // Sync flushes the writer (if it can be flushed).
 func (s *AuditSink) Sync() error { return s.log.Sync() }
@@ -264,10 +277,15 @@ func (m shapeMap) plain() bool {
 func (m shapeMap) appendJSON(b []byte) []byte {
 	var small [8]string
 	keys := small[:0]
-	for k := range m {
+	n := 2
+	for k, v := range m {
 		keys = append(keys, k)
+		n += len(k) + len(v) + len(`"":"",`)
 	}
 	slices.Sort(keys)
+	// One allocation of the object's size: zap gives every line a new
+	// encoder, so b starts empty and would otherwise grow several times.
+	b = slices.Grow(b, n)
 	b = append(b, '{')
 	for i, k := range keys {
 		if i > 0 {

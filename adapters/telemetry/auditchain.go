@@ -105,7 +105,7 @@ func NewChainedAuditSink(w io.Writer, c Chain, opts ...LogOption) (*AuditSink, e
 		stop:   make(chan struct{}),
 		done:   make(chan struct{}),
 	}
-	copy(cw.prev[:], GenesisHash)
+	copy(cw.state.prev[:], GenesisHash)
 	go cw.tick(c.CheckpointInterval)
 	sink := newAuditSink(cw, opts)
 	sink.chain = cw
@@ -121,25 +121,80 @@ func (s *AuditSink) ChainID() string {
 }
 
 // chainWriter receives each encoded audit line (one Write per line, as
-// zap's core writes it) and appends the chain fields. Numbering, hashing
-// and writing happen under one mutex so that the chain's order is the
-// order of the bytes in the output.
+// zap's core writes it) and appends the chain fields.
+//
+// Lines are written by group commit. A Write joins a queue and waits; the
+// op at the head of the queue leads: it takes every op queued at that
+// moment, chains their lines in queue order into one buffer (checkpoints
+// where they fall due), writes that buffer with one Write, hands each
+// waiting op its result and wakes the next head to lead. So the chain's
+// order is the order of the bytes in the output, a Write still returns
+// only once its line is written (or failed), and concurrent calls share
+// one write instead of taking turns at a lock for one each. There is no
+// writer goroutine: a Write that finds the queue empty leads itself and
+// pays no hand-over, which is the single-client case. The ticker and
+// close go through the same queue, so only the leader ever touches the
+// chain's state. (internal/groupcommit, the stores' group commit, waits
+// up to a millisecond for the callers it expects: worth it against an
+// fsync, not against a write to a pipe or file.)
 type chainWriter struct {
 	out    *syncer
 	id     string
 	signer ports.Signer
 	every  int
 
-	mu     sync.Mutex
-	seq    uint64
-	prev   [sha256.Size * 2]byte // hex of the last line's hash
+	mu    sync.Mutex
+	queue []*chainOp // queue[0] leads, the rest wait for it
+
+	// Owned by the leader.
+	state  chainState // as written
+	closed bool       // the final checkpoint was written (or attempted)
 	buf    []byte
-	since  int  // lines since the last checkpoint
-	closed bool // the final checkpoint was written
+	group  []*chainOp
+	marks  []chainMark
 
 	stop     chan struct{}
 	done     chan struct{}
 	stopOnce sync.Once
+}
+
+// chainState is where the chain stands after a line.
+type chainState struct {
+	seq   uint64
+	prev  [sha256.Size * 2]byte // hex of the line's hash
+	since int                   // lines since the last checkpoint
+}
+
+type opKind uint8
+
+const (
+	opLine  opKind = iota // chain and write line
+	opTick                // checkpoint if lines were written since the last
+	opClose               // the final checkpoint
+)
+
+// chainOp is one request in the queue and, once done, its result.
+type chainOp struct {
+	kind opKind
+	line []byte // opLine: a JSON object without its closing brace
+	// written is whether the line is in the output; err is the write's
+	// error, or a checkpoint's the line made due.
+	written bool
+	err     error
+	done    bool
+	wake    chan struct{} // capacity 1: done, or at the head to lead
+}
+
+var chainOps = sync.Pool{New: func() any { return &chainOp{wake: make(chan struct{}, 1)} }}
+
+// chainMark records one entry of a group's buffer: where it ends, the
+// chain's state after it and the op it belongs to, so that a short write
+// advances the chain by exactly the entries it wrote.
+type chainMark struct {
+	end   int
+	state chainState
+	op    int
+	line  bool // the op's line, not a checkpoint it made due
 }
 
 var errNotJSONLine = errors.New("audit chain: not a JSON object line")
@@ -150,61 +205,160 @@ func (c *chainWriter) Write(p []byte) (int, error) {
 	if n < 3 || p[n-1] != '\n' || p[n-2] != '}' || p[0] != '{' {
 		return 0, errNotJSONLine
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if err := c.writeLocked(p[:n-2]); err != nil {
+	op := chainOps.Get().(*chainOp)
+	op.kind, op.line = opLine, p[:n-2]
+	c.run(op)
+	written, err := op.written, op.err
+	op.release()
+	if !written {
 		return 0, err
 	}
-	c.since++
-	// After the final checkpoint (a line from a call still finishing
-	// while the sink closes) every line is closed by a final checkpoint
-	// of its own, so the chain still ends signed.
-	if c.since >= c.every || c.closed {
-		if err := c.checkpointLocked(c.closed); err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	return n, err
 }
 
-// writeLocked appends the chain fields to body (a JSON object without its
-// closing brace), writes the line and advances the chain. A failed write
-// does not advance it: the next line takes the same seq.
-func (c *chainWriter) writeLocked(body []byte) error {
-	seq := c.seq + 1
-	b := append(c.buf[:0], body...)
+// run queues op and returns once it is done: by a leader, or by op itself
+// when it reaches the head of the queue.
+func (c *chainWriter) run(op *chainOp) {
+	c.mu.Lock()
+	c.queue = append(c.queue, op)
+	lead := len(c.queue) == 1
+	c.mu.Unlock()
+	if !lead {
+		<-op.wake
+		if op.done {
+			return
+		}
+	}
+	c.mu.Lock()
+	c.group = append(c.group[:0], c.queue...)
+	c.mu.Unlock()
+	c.commit(c.group)
+	// The others are woken while this op still heads the queue: the
+	// next leader, and a Write arriving after the queue empties, use the
+	// leader's buffers only once it is dequeued below.
+	for _, o := range c.group[1:] {
+		o.done = true
+		o.wake <- struct{}{}
+	}
+	taken := len(c.group)
+	clear(c.group)
+	c.mu.Lock()
+	rest := copy(c.queue, c.queue[taken:])
+	clear(c.queue[rest:])
+	c.queue = c.queue[:rest]
+	var next *chainOp
+	if rest > 0 {
+		next = c.queue[0]
+	}
+	c.mu.Unlock()
+	if next != nil {
+		next.wake <- struct{}{}
+	}
+}
+
+func (op *chainOp) release() {
+	op.line, op.written, op.err, op.done = nil, false, nil, false
+	chainOps.Put(op)
+}
+
+// commit chains the group's lines and checkpoints into one buffer in
+// order, writes it, and advances the chain by what was written. A failed
+// write does not advance it past the last entry written whole: the next
+// line takes the seq of the first one lost.
+func (c *chainWriter) commit(group []*chainOp) {
+	st := c.state
+	b, marks := c.buf[:0], c.marks[:0]
+	checkpoint := func(i int, final bool) error {
+		var err error
+		if b, err = c.appendCheckpoint(b, &st, final); err != nil {
+			return err
+		}
+		marks = append(marks, chainMark{end: len(b), state: st, op: i})
+		return nil
+	}
+	for i, op := range group {
+		switch op.kind {
+		case opLine:
+			b = c.appendEntry(b, op.line, &st)
+			st.since++
+			marks = append(marks, chainMark{end: len(b), state: st, op: i, line: true})
+			// After the final checkpoint (a line from a call still
+			// finishing while the sink closes) every line is closed by
+			// a final checkpoint of its own, so the chain still ends
+			// signed.
+			if st.since >= c.every || c.closed {
+				op.err = checkpoint(i, c.closed)
+			}
+		case opTick:
+			if st.since > 0 && !c.closed {
+				// A failure is retried at the next tick or line.
+				_ = checkpoint(i, false)
+			}
+		case opClose:
+			// A chain with no line gets no final checkpoint: there is
+			// nothing to vouch for.
+			if !c.closed {
+				c.closed = true
+				if st.seq > 0 {
+					op.err = checkpoint(i, true)
+				}
+			}
+		}
+	}
+	c.buf, c.marks = b, marks
+	if len(b) == 0 {
+		return
+	}
+	n, err := c.out.Write(b)
+	if err == nil {
+		n = len(b)
+	}
+	for _, m := range marks {
+		op := group[m.op]
+		if m.end > n {
+			op.err = err
+			continue
+		}
+		c.state = m.state
+		if m.line {
+			op.written = true
+		}
+	}
+}
+
+// appendEntry appends body (a JSON object without its closing brace)
+// with the chain fields that follow st, and advances st past it.
+func (c *chainWriter) appendEntry(b, body []byte, st *chainState) []byte {
+	start := len(b)
+	b = append(b, body...)
 	b = append(b, `,"`+FieldSeq+`":`...)
-	b = strconv.AppendUint(b, seq, 10)
+	b = strconv.AppendUint(b, st.seq+1, 10)
 	b = append(b, `,"`+FieldChainID+`":"`...)
 	b = append(b, c.id...)
 	b = append(b, `","`+FieldPrevHash+`":"`...)
-	b = append(b, c.prev[:]...)
+	b = append(b, st.prev[:]...)
 	b = append(b, `"}`...)
-	sum := sha256.Sum256(b)
-	b = append(b, '\n')
-	c.buf = b
-	if _, err := c.out.Write(b); err != nil {
-		return err
-	}
-	c.seq = seq
-	hex.Encode(c.prev[:], sum[:])
-	return nil
+	sum := sha256.Sum256(b[start:])
+	st.seq++
+	hex.Encode(st.prev[:], sum[:])
+	return append(b, '\n')
 }
 
-// checkpointLocked writes a signed checkpoint line. Signing happens under
-// the lock, once per CheckpointLines lines: a line arriving meanwhile
-// waits for it, which keeps the checkpoint's seq the one it signs.
-func (c *chainWriter) checkpointLocked(final bool) error {
+// appendCheckpoint appends a signed checkpoint line after st. Signing
+// happens in the leader, once per CheckpointLines lines: the lines queued
+// meanwhile wait for it, which keeps the checkpoint's seq the one it
+// signs.
+func (c *chainWriter) appendCheckpoint(b []byte, st *chainState, final bool) ([]byte, error) {
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	payload, err := json.Marshal(CheckpointPayload{
-		ChainID: c.id, Seq: c.seq + 1, PrevHash: string(c.prev[:]), Time: now, Final: final,
+		ChainID: c.id, Seq: st.seq + 1, PrevHash: string(st.prev[:]), Time: now, Final: final,
 	})
 	if err != nil {
-		return err
+		return b, err
 	}
 	token, err := c.signer.Sign(payload)
 	if err != nil {
-		return fmt.Errorf("audit chain: signing a checkpoint: %w", err)
+		return b, fmt.Errorf("audit chain: signing a checkpoint: %w", err)
 	}
 	body := make([]byte, 0, 160+len(token))
 	body = append(body, `{"`+FieldTime+`":"`...)
@@ -216,11 +370,9 @@ func (c *chainWriter) checkpointLocked(final bool) error {
 	body = append(body, `,"`+FieldJWS+`":"`...)
 	body = append(body, token...)
 	body = append(body, '"')
-	if err := c.writeLocked(body); err != nil {
-		return err
-	}
-	c.since = 0
-	return nil
+	b = c.appendEntry(b, body, st)
+	st.since = 0
+	return b, nil
 }
 
 // tick writes a checkpoint every interval when lines were written since
@@ -235,31 +387,27 @@ func (c *chainWriter) tick(interval time.Duration) {
 		case <-c.stop:
 			return
 		case <-t.C:
-			c.mu.Lock()
-			if c.since > 0 && !c.closed {
-				// A failure is retried at the next tick or line.
-				_ = c.checkpointLocked(false)
-			}
-			c.mu.Unlock()
+			c.do(opTick)
 		}
 	}
 }
 
+// do runs an op that carries no line and returns its error.
+func (c *chainWriter) do(kind opKind) error {
+	op := chainOps.Get().(*chainOp)
+	op.kind = kind
+	c.run(op)
+	err := op.err
+	op.release()
+	return err
+}
+
 // close stops the ticker and writes the final checkpoint; a chain with no
-// line gets none (there is nothing to vouch for). Later calls do nothing.
+// line gets none. Later calls do nothing.
 func (c *chainWriter) close() error {
 	c.stopOnce.Do(func() { close(c.stop) })
 	<-c.done
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return nil
-	}
-	c.closed = true
-	if c.seq == 0 {
-		return nil
-	}
-	return c.checkpointLocked(true)
+	return c.do(opClose)
 }
 
 func (c *chainWriter) Sync() error { return c.out.Sync() }

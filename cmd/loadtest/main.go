@@ -31,6 +31,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mark3labs/mcp-go/client"
@@ -169,6 +170,11 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	merge(bN).print(out, "bare")
 	fmt.Fprintf(out, "guarded/bare throughput, median of %d rounds: %.3f (target >= 0.92)\n", o.rounds,
 		medianOf(gN, bN, func(g, b report) float64 { return g.throughput() / b.throughput() }))
+	// The same ratio per CPU second of this process (clients and both
+	// servers): when the machine is shared, the CPU this process got
+	// varies from round to round, and the calls per CPU second do not.
+	fmt.Fprintf(out, "guarded/bare calls per CPU second, median of %d rounds: %.3f\n", o.rounds,
+		medianOf(gN, bN, func(g, b report) float64 { return g.perCPU() / b.perCPU() }))
 	return nil
 }
 
@@ -276,10 +282,23 @@ func listen(h http.Handler) (string, func(), error) {
 type report struct {
 	calls, errors, limited int64
 	elapsed                time.Duration
-	latencies              []time.Duration
+	// cpu is the CPU time (user and system) the process used meanwhile.
+	cpu       time.Duration
+	latencies []time.Duration
 }
 
 func (r report) throughput() float64 { return float64(r.calls) / r.elapsed.Seconds() }
+
+func (r report) perCPU() float64 { return float64(r.calls) / r.cpu.Seconds() }
+
+// processCPU is the CPU time the process has used so far.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
 
 func (r report) pct(p float64) time.Duration {
 	if len(r.latencies) == 0 {
@@ -301,6 +320,7 @@ func merge(rs []report) report {
 		m.errors += r.errors
 		m.limited += r.limited
 		m.elapsed += r.elapsed
+		m.cpu += r.cpu
 		m.latencies = append(m.latencies, r.latencies...)
 	}
 	slices.Sort(m.latencies)
@@ -322,7 +342,7 @@ func drive(ctx context.Context, url string, o options) (report, error) {
 	lat := make([][]time.Duration, o.clients)
 	ctx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
-	start := time.Now()
+	start, cpu := time.Now(), processCPU()
 	var wg sync.WaitGroup
 	for i, c := range clients {
 		wg.Add(1)
@@ -351,7 +371,7 @@ func drive(ctx context.Context, url string, o options) (report, error) {
 		}()
 	}
 	wg.Wait()
-	r := report{calls: calls.Load(), errors: errs.Load(), limited: limited.Load(), elapsed: time.Since(start)}
+	r := report{calls: calls.Load(), errors: errs.Load(), limited: limited.Load(), elapsed: time.Since(start), cpu: processCPU() - cpu}
 	for _, l := range lat {
 		r.latencies = append(r.latencies, l...)
 	}
