@@ -85,6 +85,18 @@ func (w walkStore) WalkPaths(ctx context.Context, prefix string, visit func(stri
 
 func allowAll(context.Context, string) (bool, error) { return true, nil }
 
+// lateWalkStore is a walkStore whose WalkPaths, having handed over every
+// path, returns only once the search has ended (its context is done): the
+// listing goroutine descheduled between its last path and its return,
+// which a loaded machine does at random.
+type lateWalkStore struct{ walkStore }
+
+func (w lateWalkStore) WalkPaths(ctx context.Context, prefix string, visit func(string) bool) error {
+	err := w.walkStore.WalkPaths(ctx, prefix, visit)
+	<-ctx.Done()
+	return err
+}
+
 // seqSearch is the reference: the files one at a time, in path order,
 // each matched to its end with the package's matcher, the bounds applied
 // as they are met (the files cap before a file, the byte budget cutting
@@ -265,6 +277,29 @@ func TestSearchSummaries(t *testing.T) {
 				t.Errorf("summary\n got %q\nwant %q", text, tc.text)
 			}
 		})
+	}
+}
+
+// TestSearchCountIsExactOnceListed: a bound that ends the search after
+// the listing went through every path does not make the count "at least":
+// the walk finished, so the answer says "of N" whatever the timing.
+func TestSearchCountIsExactOnceListed(t *testing.T) {
+	kv := map[string]string{}
+	for i := range batchFiles {
+		kv[fmt.Sprintf("%02d.md", i)] = "the deadline is friday\n"
+	}
+	rep, err := Search(t.Context(), Request{Store: lateWalkStore{walkStore{newMemStore(kv)}}, Allow: allowAll,
+		Matcher: mustMatcher(t, "deadline", false, MatcherOptions{}),
+		Limits:  Limits{MaxTotalBytes: 40, Deadline: time.Minute, Workers: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.BytesTruncated || rep.DeadlineExceeded || rep.FilesListed != batchFiles || !rep.ListedExact {
+		t.Fatalf("report %+v", rep)
+	}
+	want := fmt.Sprintf("the byte budget (ARROWHEAD_SEARCH_MAX_TOTAL_BYTES=40) stopped it after 2 of %d documents,", batchFiles)
+	if text := rep.Summary("documents", DocVars); !strings.Contains(text, want) {
+		t.Errorf("summary %q, want %q", text, want)
 	}
 }
 

@@ -194,6 +194,12 @@ type batch struct {
 // counting on past them.
 func list(ctx context.Context, req WalkRequest, jobs chan<- batch) (Walked, error) {
 	count, countCap, capped := 0, req.MaxFiles*listCountFactor, false
+	// cut: the walk stopped before the listing ended (the search ended
+	// first), so count is only a lower bound. Whether ctx is done by the
+	// time the listing returns says nothing about that: a search stopped
+	// by a bound cancels it the moment the last file is merged, which may
+	// be after the listing went through every path.
+	cut := false
 	cur := batch{files: make([]ports.FileInfo, 0, batchFiles)}
 	flush := func() bool {
 		if len(cur.files) == 0 {
@@ -221,20 +227,23 @@ func list(ctx context.Context, req WalkRequest, jobs chan<- batch) (Walked, erro
 		}
 		count++
 		if count > req.MaxFiles {
-			return ctx.Err() != nil // counting only
+			cut = ctx.Err() != nil // counting only
+			return cut
 		}
 		cur.files = append(cur.files, f)
 		if len(cur.files) == batchFiles || count == req.MaxFiles {
-			return !flush()
+			cut = !flush()
+			return cut
 		}
 		return false
 	}
 	var (
 		err    error
-		listed = -1
+		listed int
 	)
 	if w, ok := req.Store.(Walker); ok && !req.Stat {
 		err = w.WalkPaths(ctx, req.Prefix, func(p string) bool { return visit(ports.FileInfo{Path: p}) })
+		listed = count
 	} else {
 		limit := countCap
 		if req.Stat {
@@ -242,25 +251,23 @@ func list(ctx context.Context, req WalkRequest, jobs chan<- batch) (Walked, erro
 		}
 		var files []ports.FileInfo
 		files, capped, err = req.Store.List(ctx, req.Prefix, limit)
-		if req.Stat {
-			listed = len(files)
-		}
 		for _, f := range files {
 			if visit(f) {
 				break
 			}
 		}
+		// The whole listing was in hand: its length is the count, however
+		// far the visits got.
+		listed, cut = len(files), false
 	}
 	if err == nil {
+		// A failed last hand-over leaves files unread, not uncounted.
 		flush()
-	}
-	if listed < 0 {
-		listed = count
 	}
 	return Walked{
 		Listed: listed,
-		Exact:  err == nil && !capped && ctx.Err() == nil,
-		Capped: capped || count > req.MaxFiles,
+		Exact:  err == nil && !capped && !cut,
+		Capped: capped || listed > req.MaxFiles,
 	}, err
 }
 
