@@ -76,7 +76,9 @@ type Report struct {
 	// listCountFactor times MaxFiles, to say how much a cut left out).
 	FilesListed int
 	// ListedExact is true when FilesListed is the whole count; false when
-	// the walk was stopped first (results cap, deadline, counting cap).
+	// the listing itself was stopped first (a result or byte bound met
+	// while it was still going, the deadline, the counting cap). A bound
+	// met after the listing ended leaves the count exact.
 	ListedExact bool
 	// Skipped counts the files passed over among those searched.
 	Skipped Skipped

@@ -132,10 +132,12 @@ type File struct {
 
 // Walked is how much of the tree a walk listed.
 type Walked struct {
-	// Listed counts the files listed (with Stat, the listing's length;
-	// else the files the walk went past, admitted or counted).
+	// Listed counts the files listed (through Store.List, the listing's
+	// length; through a Walker, the files the walk went past, admitted or
+	// counted).
 	Listed int
-	// Exact is true when Listed is the whole count under the prefix.
+	// Exact is true when Listed is the whole count under the prefix: the
+	// listing ran to its end, whatever happened to the search after.
 	Exact bool
 	// Capped: there were more files than MaxFiles.
 	Capped bool
