@@ -94,7 +94,7 @@ func (s *Settings) varsWith(ceilings []ToolCeiling) []*Var {
 			boolean("ARROWHEAD_SEARCH_REGEX_ENABLED", "false", &s.SearchRegexEnabled).
 				means("Allow regular-expression queries (use_regex); off by default, as a denial-of-service surface."),
 			integer("ARROWHEAD_SEARCH_REGEX_TIMEOUT_MS", "250", &s.SearchRegexTimeoutMS, between(1, 60000)).
-				means("The time limit on one regular-expression search, in milliseconds."),
+				means("The wall-clock budget of one doc_search (literal or regular-expression) and of one regular-expression code_search, in milliseconds."),
 			integer("ARROWHEAD_SEARCH_MAX_FILES", "2000", &s.SearchMaxFiles).
 				means("The most files one search visits."),
 			integer("ARROWHEAD_SEARCH_MAX_RESULTS", "50", &s.SearchMaxResults).
