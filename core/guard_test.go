@@ -106,6 +106,11 @@ func TestCallRefusalKindsAreDistinct(t *testing.T) {
 		{"validation missing", nil, reader, "echo", `{}`, catalog.KindValidation, ports.StatusRefused, "Argument 'text' is required."},
 		{"validation extra key", nil, reader, "echo", `{"text":"a","` + canary + `":1}`, catalog.KindValidation, ports.StatusRefused, "Arguments has an unexpected property."},
 		{"validation not object", nil, reader, "echo", `[1]`, catalog.KindValidation, ports.StatusRefused, "Arguments must be a JSON object."},
+		{"validation malformed", nil, reader, "echo", `{"text":"hi"`, catalog.KindValidation, ports.StatusRefused, "Arguments must be a JSON object."},
+		{"validation two objects", nil, reader, "echo", `{"text":"hi"} {}`, catalog.KindValidation, ports.StatusRefused, "Arguments must be a single JSON object."},
+		// encoding/json's Decoder.More lets a stray closing bracket by; the
+		// typed decode does not.
+		{"stray closing bracket", nil, reader, "echo", `{"text":"hi"}]`, catalog.KindValidation, ports.StatusRefused, "Arguments do not fit the tool's input type."},
 		{"internal masked", nil, reader, "echo", `{"text":"fail ` + canary + `"}`, catalog.KindInternal, ports.StatusError, catalog.MsgInternal},
 		{"panic masked", nil, reader, "echo", `{"text":"panic ` + canary + `"}`, catalog.KindInternal, ports.StatusError, catalog.MsgInternal},
 		{"deliberate verbatim", nil, reader, "echo", `{"text":"deliberate"}`, catalog.KindFailed, ports.StatusError, "Upstream answered badly."},
