@@ -88,10 +88,11 @@ func attestCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
-// parseInterleaved parses flags that may come before or after the
-// positional arguments (verify MANIFEST --key KEY), returning the
-// positional ones.
-func parseInterleaved(flags *flag.FlagSet, args []string) ([]string, bool) {
+// parseArgs parses a subcommand's flags, which may come before or after
+// its positional arguments (verify MANIFEST --key KEY), and returns the
+// positional ones. Arguments valid refuses get the subcommand's usage
+// line on stderr and false, as a flag error does.
+func parseArgs(flags *flag.FlagSet, args []string, valid func(pos []string) bool, usage string) ([]string, bool) {
 	var pos []string
 	for {
 		if err := flags.Parse(args); err != nil {
@@ -99,10 +100,15 @@ func parseInterleaved(flags *flag.FlagSet, args []string) ([]string, bool) {
 		}
 		args = flags.Args()
 		if len(args) == 0 {
-			return pos, true
+			break
 		}
 		pos, args = append(pos, args[0]), args[1:]
 	}
+	if !valid(pos) {
+		fmt.Fprintf(flags.Output(), "%s: %s\n", flags.Name(), usage)
+		return nil, false
+	}
+	return pos, true
 }
 
 // readLimited reads a file named on the command line ("-" is stdin). The
@@ -269,12 +275,9 @@ func attestVerifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) i
 	flags := flag.NewFlagSet("arrowhead attest verify", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	keyPath := flags.String("key", "", "the public key: a JWK, a JWK set of one key, or a PEM")
-	pos, ok := parseInterleaved(flags, args)
+	pos, ok := parseArgs(flags, args, func(pos []string) bool { return len(pos) == 1 && *keyPath != "" },
+		"usage: arrowhead attest verify MANIFEST --key KEY")
 	if !ok {
-		return exitUsage
-	}
-	if len(pos) != 1 || *keyPath == "" {
-		fmt.Fprint(stderr, "arrowhead attest verify: usage: arrowhead attest verify MANIFEST --key KEY\n")
 		return exitUsage
 	}
 	pub, err := readKey(*keyPath, stdin)
@@ -295,12 +298,9 @@ func attestVerifyCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) i
 func attestDiffCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	flags := flag.NewFlagSet("arrowhead attest diff", flag.ContinueOnError)
 	flags.SetOutput(stderr)
-	pos, ok := parseInterleaved(flags, args)
+	pos, ok := parseArgs(flags, args, func(pos []string) bool { return len(pos) == 2 },
+		"usage: arrowhead attest diff OLD NEW")
 	if !ok {
-		return exitUsage
-	}
-	if len(pos) != 2 {
-		fmt.Fprint(stderr, "arrowhead attest diff: usage: arrowhead attest diff OLD NEW\n")
 		return exitUsage
 	}
 	var docs [2]surfaceDoc
@@ -352,12 +352,9 @@ func attestPinCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int 
 	flags.SetOutput(stderr)
 	keyPath := flags.String("key", "", "the public key the manifest must be signed with")
 	out := flags.String("out", "", "write the pin file here (default stdout)")
-	pos, ok := parseInterleaved(flags, args)
+	pos, ok := parseArgs(flags, args, func(pos []string) bool { return len(pos) == 1 && *keyPath != "" },
+		"usage: arrowhead attest pin MANIFEST --key KEY [--out FILE]")
 	if !ok {
-		return exitUsage
-	}
-	if len(pos) != 1 || *keyPath == "" {
-		fmt.Fprint(stderr, "arrowhead attest pin: usage: arrowhead attest pin MANIFEST --key KEY [--out FILE]\n")
 		return exitUsage
 	}
 	pin, err := pinOf(pos[0], *keyPath, stdin)
@@ -412,12 +409,9 @@ func attestCheckCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) in
 	flags := flag.NewFlagSet("arrowhead attest check", flag.ContinueOnError)
 	flags.SetOutput(stderr)
 	pinPath := flags.String("pin", "", "the pin file (arrowhead attest pin)")
-	pos, ok := parseInterleaved(flags, args)
+	pos, ok := parseArgs(flags, args, func(pos []string) bool { return len(pos) == 1 && *pinPath != "" },
+		"usage: arrowhead attest check --pin FILE MANIFEST")
 	if !ok {
-		return exitUsage
-	}
-	if len(pos) != 1 || *pinPath == "" {
-		fmt.Fprint(stderr, "arrowhead attest check: usage: arrowhead attest check --pin FILE MANIFEST\n")
 		return exitUsage
 	}
 	pin, err := readPin(*pinPath, stdin)
@@ -480,12 +474,7 @@ func attestFetchCmd(args []string, stdout, stderr io.Writer) int {
 	flags.SetOutput(stderr)
 	url := flags.String("url", "", "a running server's streamable HTTP endpoint (.../mcp); default: start this arrowhead over stdio")
 	out := flags.String("out", "", "write the attestation here (default stdout)")
-	pos, ok := parseInterleaved(flags, args)
-	if !ok {
-		return exitUsage
-	}
-	if len(pos) != 0 {
-		fmt.Fprint(stderr, "arrowhead attest fetch: unexpected arguments\n")
+	if _, ok := parseArgs(flags, args, func(pos []string) bool { return len(pos) == 0 }, "unexpected arguments"); !ok {
 		return exitUsage
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), fetchTimeout)

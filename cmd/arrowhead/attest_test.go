@@ -438,3 +438,27 @@ func TestAttestReadsResourcesReadResponses(t *testing.T) {
 		t.Errorf("another resource's read: exit %d", code)
 	}
 }
+
+// TestAttestUsage holds each subcommand's refusal of missing or extra
+// arguments: exit status 2 and its own usage line, flags before or after
+// the positional arguments alike.
+func TestAttestUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"verify"}, "arrowhead attest verify: usage: arrowhead attest verify MANIFEST --key KEY\n"},
+		{[]string{"verify", "m"}, "arrowhead attest verify: usage: arrowhead attest verify MANIFEST --key KEY\n"},
+		{[]string{"verify", "--key", "k", "m", "n"}, "arrowhead attest verify: usage: arrowhead attest verify MANIFEST --key KEY\n"},
+		{[]string{"diff", "a"}, "arrowhead attest diff: usage: arrowhead attest diff OLD NEW\n"},
+		{[]string{"pin", "m"}, "arrowhead attest pin: usage: arrowhead attest pin MANIFEST --key KEY [--out FILE]\n"},
+		{[]string{"check", "m"}, "arrowhead attest check: usage: arrowhead attest check --pin FILE MANIFEST\n"},
+		{[]string{"check", "m", "--pin"}, "flag needs an argument: -pin\n"},
+		{[]string{"fetch", "extra"}, "arrowhead attest fetch: unexpected arguments\n"},
+	} {
+		code, stdout, stderr := runCLI(append([]string{"attest"}, tc.args...)...)
+		if code != exitUsage || stdout != "" || !strings.HasPrefix(stderr, tc.want) {
+			t.Errorf("attest %q: exit %d, stdout %q, stderr %q; want exit %d and %q", tc.args, code, stdout, stderr, exitUsage, tc.want)
+		}
+	}
+}
