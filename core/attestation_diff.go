@@ -3,6 +3,7 @@ package core
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -65,18 +66,8 @@ func keyed[T any](items []T, key func(T) string) map[string]any {
 }
 
 func diffSet(kind string, old, cur map[string]any) []SurfaceChange {
-	var names []string
-	for n := range old {
-		names = append(names, n)
-	}
-	for n := range cur {
-		if _, ok := old[n]; !ok {
-			names = append(names, n)
-		}
-	}
-	sort.Strings(names)
 	var out []SurfaceChange
-	for _, n := range names {
+	for _, n := range unionKeys(old, cur) {
 		o, inOld := old[n]
 		c, inCur := cur[n]
 		switch {
@@ -115,6 +106,18 @@ func generic(v any) any {
 	return g
 }
 
+// unionKeys is the keys of a and b, sorted.
+func unionKeys(a, b map[string]any) []string {
+	keys := slices.Collect(maps.Keys(a))
+	for k := range b {
+		if _, ok := a[k]; !ok {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
+
 func join(path, key string) string {
 	if path == "" {
 		return key
@@ -127,17 +130,7 @@ func diffValue(path string, a, b any, report func(path, change, detail string)) 
 	am, aObj := a.(map[string]any)
 	bm, bObj := b.(map[string]any)
 	if aObj && bObj {
-		keys := make([]string, 0, len(am)+len(bm))
-		for k := range am {
-			keys = append(keys, k)
-		}
-		for k := range bm {
-			if _, ok := am[k]; !ok {
-				keys = append(keys, k)
-			}
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
+		for _, k := range unionKeys(am, bm) {
 			av, inA := am[k]
 			bv, inB := bm[k]
 			p := join(path, k)
