@@ -107,22 +107,8 @@ func (p *prover) proof(t testing.TB, claims map[string]any, hdr map[string]any) 
 		t.Fatal(err)
 	}
 	h := jws.NewHeaders()
-	for k, v := range map[string]any{jws.TypeKey: "dpop+jwt", jws.JWKKey: p.pub} {
-		if err := h.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for k, v := range hdr {
-		if v == nil {
-			if err := h.Remove(k); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := h.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setHeaders(t, h, map[string]any{jws.TypeKey: "dpop+jwt", jws.JWKKey: p.pub})
+	setHeaders(t, h, hdr)
 	out, err := jws.Sign(payload, jws.WithKey(p.alg, p.priv, jws.WithProtectedHeaders(h)))
 	if err != nil {
 		t.Fatal(err)

@@ -94,6 +94,23 @@ func with(set map[string]any) map[string]any {
 	return c
 }
 
+// setHeaders sets each of extra's protected headers on h; a nil value
+// removes the header instead.
+func setHeaders(t testing.TB, h jws.Headers, extra map[string]any) {
+	t.Helper()
+	for k, v := range extra {
+		if v == nil {
+			if err := h.Remove(k); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := h.Set(k, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // signRaw signs payload with alg and key, adding kid (when non-empty) and
 // any extra protected headers (a nil value removes a header, typ included).
 func signRaw(t testing.TB, alg jwa.SignatureAlgorithm, key any, kid string, payload []byte, extra map[string]any) string {
@@ -107,17 +124,7 @@ func signRaw(t testing.TB, alg jwa.SignatureAlgorithm, key any, kid string, payl
 	if err := h.Set(jws.TypeKey, "JWT"); err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range extra {
-		if v == nil {
-			if err := h.Remove(k); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		if err := h.Set(k, v); err != nil {
-			t.Fatal(err)
-		}
-	}
+	setHeaders(t, h, extra)
 	out, err := jws.Sign(payload, jws.WithKey(alg, key, jws.WithProtectedHeaders(h)))
 	if err != nil {
 		t.Fatalf("signing: %v", err)
