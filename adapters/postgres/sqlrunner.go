@@ -155,17 +155,19 @@ func (r *SQLRunner) Query(ctx context.Context, q ports.VettedQuery, args []any, 
 	}
 	lim = withDefaults(lim)
 
+	// One context bounds the whole call, and cancelling it is also how a
+	// truncated result's drain gives up (readStatement).
 	ctx, cancel := context.WithTimeout(ctx, lim.Timeout+deadlineMargin)
 	defer cancel()
 
-	res, err := r.run(ctx, q.SQL, bound, lim)
+	res, err := r.run(ctx, cancel, q.SQL, bound, lim)
 	if err != nil {
 		return ports.SQLResult{}, &ports.SQLError{Kind: classify(err), Err: err}
 	}
 	return res, nil
 }
 
-func (r *SQLRunner) run(ctx context.Context, sql string, args [][]byte, lim ports.SQLLimits) (ports.SQLResult, error) {
+func (r *SQLRunner) run(ctx context.Context, cancel context.CancelFunc, sql string, args [][]byte, lim ports.SQLLimits) (ports.SQLResult, error) {
 	c, err := r.pool.acquire(ctx)
 	if err != nil {
 		return ports.SQLResult{}, err
@@ -175,20 +177,20 @@ func (r *SQLRunner) run(ctx context.Context, sql string, args [][]byte, lim port
 	defer c.Release()
 	conn := c.Conn().PgConn()
 	if r.unnamed.Load() {
-		return exchange(ctx, conn, nil, sql, args, lim)
+		return exchange(ctx, cancel, conn, nil, sql, args, lim)
 	}
 	cache := statementsOf(conn)
-	res, err := exchange(ctx, conn, cache, sql, args, lim)
+	res, err := exchange(ctx, cancel, conn, cache, sql, args, lim)
 	gone, changed := staleStatement(err)
 	switch {
 	case gone:
 		// Nothing ran: the statement was missing before it could.
 		r.unnamed.Store(true)
 		cache.reset()
-		return exchange(ctx, conn, nil, sql, args, lim)
+		return exchange(ctx, cancel, conn, nil, sql, args, lim)
 	case changed:
 		cache.drop(sql)
-		return exchange(ctx, conn, cache, sql, args, lim)
+		return exchange(ctx, cancel, conn, cache, sql, args, lim)
 	}
 	return res, err
 }
@@ -234,11 +236,12 @@ func (r *SQLRunner) run(ctx context.Context, sql string, args [][]byte, lim port
 // PostgreSQL (13 and later) starts a fresh statement timeout at each
 // protocol message after an Execute completes, so the timeout set by the
 // settings' Execute governs the statement's Parse, Bind and Execute.
-func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql string, args [][]byte, lim ports.SQLLimits) (res ports.SQLResult, err error) {
-	qctx, qcancel := context.WithCancel(ctx)
-	defer qcancel()
+//
+// cancel cancels ctx, the call's: a truncated result whose rest takes too
+// long to discard is given up through it.
+func exchange(ctx context.Context, cancel context.CancelFunc, conn *pgconn.PgConn, cache *stmtCache, sql string, args [][]byte, lim ports.SQLLimits) (res ports.SQLResult, err error) {
 	settings := settingsFor(lim, reportedInPlace(conn))
-	pl := conn.StartPipeline(qctx)
+	pl := conn.StartPipeline(ctx)
 	var stale []string
 	if cache != nil {
 		stale = cache.takeStale()
@@ -306,7 +309,7 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 		err = prepared(pl, cache, stmt, false)
 	}
 	if err == nil {
-		res, err = readStatement(pl, lim, qcancel)
+		res, err = readStatement(pl, lim, cancel)
 	}
 	// Close reads what is left: the ROLLBACK and the Sync. Its error
 	// matters only when nothing failed before: then the result was read
@@ -316,7 +319,7 @@ func exchange(ctx context.Context, conn *pgconn.PgConn, cache *stmtCache, sql st
 	// stands.
 	_ = pl.Close()
 	if err != nil {
-		rollbackFailed(qctx, conn)
+		rollbackFailed(ctx, conn)
 		return ports.SQLResult{}, err
 	}
 	return res, nil
@@ -660,12 +663,9 @@ type rowReader interface {
 	Values() [][]byte
 }
 
-// collect's first room for where cells end: endsRows rows' worth, at most
-// maxEndsCap cells.
-const (
-	endsRows   = 64
-	maxEndsCap = 1024
-)
+// endsOnStack is how many cells' ends collect keeps on its stack before
+// they move to the heap: 256 rows of two columns, 4 KB of stack.
+const endsOnStack = 512
 
 // collect reads rows under lim. early reports that it stopped before the
 // end of the result (a bound was reached); the caller then discards the
@@ -685,7 +685,8 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 	// kept while reading; the cells and rows, which hold pointers and so
 	// cost the collector, are then allocated once each, at their size.
 	var out jsonArena
-	ends := make([]int, 0, min(ncols*endsRows, maxEndsCap))
+	var endsBuf [endsOnStack]int
+	ends := endsBuf[:0]
 	for rows.NextRow() {
 		if nrows >= lim.MaxRows {
 			cutRows, early = true, true
