@@ -77,6 +77,9 @@ type Deps struct {
 type toolEntry struct {
 	spec      catalog.ToolSpec
 	perMinute int
+	// killNames is what the kill switch matches the tool by: built once
+	// here rather than on every call.
+	killNames []string
 }
 
 // App is the guarded application. It is safe for concurrent use.
@@ -203,7 +206,7 @@ func (a *App) register(c Components) error {
 		if _, dup := a.tools[t.Name()]; dup {
 			return fmt.Errorf("duplicate tool %q", t.Name())
 		}
-		a.tools[t.Name()] = toolEntry{spec: t, perMinute: a.settings.Limit(t.Ceiling().Var, t.Ceiling().Default)}
+		a.tools[t.Name()] = toolEntry{spec: t, perMinute: a.settings.Limit(t.Ceiling().Var, t.Ceiling().Default), killNames: []string{t.Name()}}
 		a.toolOrder = append(a.toolOrder, t.Name())
 	}
 	for _, r := range c.Resources {
@@ -368,7 +371,7 @@ func (a *App) Call(ctx context.Context, p ports.Principal, name string, args any
 	}
 	if known {
 		adm.name = name
-		adm.killNames = []string{name}
+		adm.killNames = e.killNames
 		adm.target = killTarget{names: adm.killNames, family: e.spec.Family(), egress: e.spec.Annotations().OpenWorld}
 		adm.scope = e.spec.Scope()
 		adm.perMinute = e.perMinute

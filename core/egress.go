@@ -346,8 +346,11 @@ type observed struct {
 	bodies, repoBodies []string
 	tokens, hashes     []string
 	plain              []string
-	seen               map[string]bool // frame markers
-	secret, internal   bool
+	// plainRoom holds the first plain strings: most results have a few,
+	// and they then cost no allocation of their own.
+	plainRoom        [4]string
+	seen             map[string]bool // frame markers
+	secret, internal bool
 }
 
 func (o *observed) add(key, s string) {
@@ -358,6 +361,9 @@ func (o *observed) add(key, s string) {
 		o.hashes = append(o.hashes, s)
 	}
 	if !strings.Contains(s, content.FrameBeginPhrase) {
+		if o.plain == nil {
+			o.plain = o.plainRoom[:0]
+		}
 		o.plain = append(o.plain, s)
 		return
 	}

@@ -142,8 +142,12 @@ func (s *Schema) validate(v any, path string, depth int) error {
 				return fmt.Errorf("%s is required", join(path, r))
 			}
 		}
-		// Visit keys in a stable order so the first error is deterministic.
-		for _, k := range slices.Sorted(maps.Keys(obj)) {
+		// Visit keys in a stable order so the first error is deterministic
+		// (sorted in room on the stack: most arguments have a few keys).
+		var room [8]string
+		keys := slices.AppendSeq(room[:0], maps.Keys(obj))
+		slices.Sort(keys)
+		for _, k := range keys {
 			sub, ok := s.Properties[k]
 			if !ok {
 				if s.Additional == nil {
