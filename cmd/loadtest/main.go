@@ -25,6 +25,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -217,40 +218,83 @@ func medianOf(g, b []report, f func(g, b report) float64) float64 {
 	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
 }
 
-// serveGuarded serves the full application (profile core, auth off, rate
-// limiting on with a ceiling the load cannot reach, audit to /dev/null)
-// through the real HTTP adapter.
+// serveGuarded serves guardedHandler on loopback.
 func serveGuarded(ctx context.Context) (string, func(), error) {
+	h, stopH, err := guardedHandler(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	url, stop, err := listen(h)
+	return url + mcpadapter.EndpointPath, func() { stop(); stopH() }, err
+}
+
+// guardedHandler is the full application (profile core, auth off, rate
+// limiting on with a ceiling the load cannot reach, audit to /dev/null,
+// every directory it keeps under one temporary directory that stop
+// removes) behind the real HTTP adapter, at mcpadapter.EndpointPath.
+func guardedHandler(ctx context.Context) (_ http.Handler, _ func(), err error) {
+	dir, err := os.MkdirTemp("", "arrowhead-loadtest-")
+	if err != nil {
+		return nil, nil, err
+	}
+	var closers []func()
+	stop := func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+		_ = os.RemoveAll(dir)
+	}
+	defer func() {
+		if err != nil {
+			stop()
+		}
+	}()
 	env := map[string]string{
 		"ARROWHEAD_PROFILE":              "core",
 		"ARROWHEAD_TRANSPORT":            "http",
 		"ARROWHEAD_ALLOW_INSECURE_HTTP":  "true",
 		"ARROWHEAD_CALCULATE_PER_MINUTE": "1000000",
-		"ARROWHEAD_JAIL_ROOT":            os.TempDir(),
+	}
+	for _, v := range []string{"ARROWHEAD_JAIL_ROOT", "ARROWHEAD_DOCS_ROOT", "ARROWHEAD_REPO_ROOT",
+		"ARROWHEAD_EXEC_WORKDIR", "ARROWHEAD_MEMORY_ROOT", "ARROWHEAD_DATA_DIR"} {
+		env[v] = filepath.Join(dir, strings.ToLower(strings.TrimPrefix(v, "ARROWHEAD_")))
+		if err := os.Mkdir(env[v], 0o700); err != nil {
+			return nil, nil, err
+		}
 	}
 	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
 	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
+	closers = append(closers, func() { devnull.Close() })
 	rt, err := wire.Build(ctx, s, wire.Options{AuditWriter: devnull})
 	if err != nil {
-		return "", nil, err
+		return nil, nil, err
 	}
+	closers = append(closers, func() { _ = rt.Close(context.Background()) })
 	srv := mcpadapter.New(rt.App, mcpadapter.Options{
 		Name: "arrowhead", Version: wire.Version,
 		Principal: func(context.Context) ports.Principal { return ports.Operator() },
 	})
 	h, _ := srv.HTTPHandler(mcpadapter.HTTPOptions{Stateless: true})
-	url, stop, err := listen(h)
-	return url + mcpadapter.EndpointPath, func() { stop(); _ = rt.Close(context.Background()); devnull.Close() }, err
+	return h, stop, nil
 }
 
-// serveBare registers the same arithmetic on mcp-go with no guards.
+// serveBare serves bareHandler on loopback.
 func serveBare() (string, func(), error) {
+	url, stop, err := listen(bareHandler())
+	return url + bareEndpointPath, stop, err
+}
+
+// bareEndpointPath is where bareHandler answers: mcp-go's default.
+const bareEndpointPath = "/mcp"
+
+// bareHandler registers the same arithmetic on mcp-go with no guards.
+func bareHandler() http.Handler {
 	s := server.NewMCPServer("bare", "1", server.WithToolCapabilities(false))
 	s.AddTool(mcp.NewTool("calculate", mcp.WithString("expression", mcp.Required())),
 		func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -265,8 +309,7 @@ func serveBare() (string, func(), error) {
 				StructuredContent: map[string]any{"result": f, "text": text},
 			}, nil
 		})
-	url, stop, err := listen(server.NewStreamableHTTPServer(s, server.WithStateLess(true)))
-	return url + "/mcp", stop, err
+	return server.NewStreamableHTTPServer(s, server.WithStateLess(true))
 }
 
 func listen(h http.Handler) (string, func(), error) {
