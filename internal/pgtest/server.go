@@ -182,13 +182,6 @@ func (s *Server) Stop() {
 	s.cmd = nil
 }
 
-// Restart stops and starts the server.
-func (s *Server) Restart() {
-	s.t.Helper()
-	s.Stop()
-	s.Start()
-}
-
 // Freeze stops every process of the server (SIGSTOP): connections stay
 // open and nothing answers, as in a stalled host.
 func (s *Server) Freeze() { s.signal(syscall.SIGSTOP) }
