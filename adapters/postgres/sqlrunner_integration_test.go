@@ -167,14 +167,7 @@ func TestIntegrationTypeMappingFollowsTheSession(t *testing.T) {
 	if res.Rows[0][0] != "ISO, MDY" || (res.Rows[0][1] != "UTC" && res.Rows[0][1] != "Etc/UTC") {
 		t.Fatalf("settings in a call: %v", res.Rows)
 	}
-	c, err := r.pool.acquire(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Exec(t.Context(), "SET DateStyle = 'SQL, DMY'; SET IntervalStyle = 'iso_8601'; SET TimeZone = 'Asia/Kolkata'"); err != nil {
-		t.Fatal(err)
-	}
-	c.Release()
+	execBehind(t, r, "SET DateStyle = 'SQL, DMY'; SET IntervalStyle = 'iso_8601'; SET TimeZone = 'Asia/Kolkata'")
 	checkMappings(t, r)
 }
 

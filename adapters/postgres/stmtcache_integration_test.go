@@ -17,14 +17,7 @@ func TestIntegrationPreparedStatementLost(t *testing.T) {
 	r := runner(t, db.roDSN, WithMaxConns(1))
 	const sql = "select id from fixture.items where id >= $1 order by id"
 	mustQuery(t, r, sql, defaultLimits, 1)
-	c, err := r.pool.acquire(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Exec(t.Context(), "DEALLOCATE ALL"); err != nil {
-		t.Fatal(err)
-	}
-	c.Release()
+	execBehind(t, r, "DEALLOCATE ALL")
 	if res := mustQuery(t, r, sql, defaultLimits, 1); len(res.Rows) != 3 {
 		t.Fatalf("%d rows after the statements were lost", len(res.Rows))
 	}

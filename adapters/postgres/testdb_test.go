@@ -161,6 +161,21 @@ func runner(t testing.TB, dsn string, opts ...Option) *SQLRunner {
 	return r
 }
 
+// execBehind runs sql on one of r's pooled connections outside the
+// runner, as another client of the session (a pooler, DISCARD ALL) would,
+// and returns the connection to the pool.
+func execBehind(t testing.TB, r *SQLRunner, sql string) {
+	t.Helper()
+	c, err := r.pool.acquire(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Release()
+	if _, err := c.Exec(context.Background(), sql); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // result is a ports.SQLResult with its cells decoded (cellValues), the
 // form the tests state their expectations in.
 type result struct {
