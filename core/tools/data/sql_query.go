@@ -5,9 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"slices"
+	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
@@ -71,7 +73,7 @@ func (r *server) query(ctx context.Context, call catalog.Call, in sqlQueryInput)
 	if err != nil {
 		return nil, sqlRefusal(err)
 	}
-	return rowsReply(res)
+	return rowsReply(res, r.config.SQLLimits)
 }
 
 // bindParams orders the caller's values by placeholder. Names are never
@@ -127,8 +129,9 @@ func sqlRefusal(err error) error {
 	return catalog.Failed("The query failed.")
 }
 
-// rowsReply sanitizes column names and string values and frames the rows.
-func rowsReply(res ports.SQLResult) (*catalog.Reply[sqlQueryOutput], error) {
+// rowsReply sanitizes column names and string values and frames the rows;
+// a note after the frame says which of lim's bounds cut them.
+func rowsReply(res ports.SQLResult, lim ports.SQLLimits) (*catalog.Reply[sqlQueryOutput], error) {
 	cols := make([]string, len(res.Columns))
 	for i, c := range res.Columns {
 		cols[i] = content.SanitizeString(c)
@@ -167,6 +170,10 @@ func rowsReply(res ports.SQLResult) (*catalog.Reply[sqlQueryOutput], error) {
 		return nil, err
 	}
 	framed := content.Frame(string(body), content.NewSource("sql", "query", "json", body))
+	text := framed.Text
+	if note := cutNote(res.Truncated, lim); note != "" {
+		text += "\n" + note + "\n"
+	}
 	return catalog.Answer(sqlQueryOutput{
 		Columns:   cols,
 		Rows:      rows,
@@ -174,7 +181,32 @@ func rowsReply(res ports.SQLResult) (*catalog.Reply[sqlQueryOutput], error) {
 		Truncated: res.Truncated,
 		Marker:    framed.Marker,
 		Untrusted: true,
-	}, framed.Text), nil
+	}, text), nil
+}
+
+// cutNote tells the reader of the text answer what the truncated field
+// tells a program: which bounds cut the result, and the settings that set
+// them. Empty when the result is whole.
+func cutNote(truncated []string, lim ports.SQLLimits) string {
+	if len(truncated) == 0 {
+		return ""
+	}
+	var parts []string
+	for _, t := range truncated {
+		switch t {
+		case "rows":
+			parts = append(parts, fmt.Sprintf("only the first %d rows are shown (ARROWHEAD_SQL_MAX_ROWS); the query returned more", lim.MaxRows))
+		case "columns":
+			parts = append(parts, fmt.Sprintf("only the first %d columns are shown (ARROWHEAD_SQL_MAX_COLUMNS)", lim.MaxColumns))
+		case "cell_bytes":
+			parts = append(parts, fmt.Sprintf("values longer than %d bytes are cut (ARROWHEAD_SQL_MAX_BYTES)", lim.MaxCellBytes))
+		case "total_bytes":
+			parts = append(parts, fmt.Sprintf("the rows stop where the result reached %d bytes (ARROWHEAD_SQL_MAX_BYTES); the query returned more", lim.MaxTotalBytes))
+		default:
+			parts = append(parts, "it was cut at a bound ("+t+")")
+		}
+	}
+	return "The result is incomplete: " + strings.Join(parts, "; ") + ". Narrow the query (WHERE, LIMIT, fewer columns) to see the rest."
 }
 
 // plainJSON reports whether a JSON text is printable ASCII without a

@@ -3,6 +3,7 @@ package data
 import (
 	"encoding/json"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,7 +20,7 @@ func TestRowsReplySanitizesWithoutTouchingTheRunnersRows(t *testing.T) {
 	}
 	res := ports.SQLResult{Columns: []string{"id", "na\u202eme", "tags"}, Rows: cells(t, values)}
 	orig := cells(t, values)
-	r, err := rowsReply(res)
+	r, err := rowsReply(res, ports.SQLLimits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -64,7 +65,7 @@ func BenchmarkRowsReply100(b *testing.B) {
 	res := ports.SQLResult{Columns: []string{"g", "label"}, Rows: cells(b, values)}
 	b.ReportAllocs()
 	for b.Loop() {
-		if r, err := rowsReply(res); err != nil || len(r.Out.Rows) != 100 {
+		if r, err := rowsReply(res, ports.SQLLimits{}); err != nil || len(r.Out.Rows) != 100 {
 			b.Fatal(err)
 		}
 	}
@@ -93,8 +94,43 @@ func cells(t testing.TB, values [][]any) [][]json.RawMessage {
 func TestRowsReplyRefusesCellsThatAreNotJSON(t *testing.T) {
 	for _, cell := range []string{"\"a\x1bb\"", "1 2", "{", "\"\\x\""} {
 		res := ports.SQLResult{Columns: []string{"c"}, Rows: [][]json.RawMessage{{json.RawMessage(cell)}}}
-		if _, err := rowsReply(res); err == nil {
+		if _, err := rowsReply(res, ports.SQLLimits{}); err == nil {
 			t.Errorf("%q: accepted", cell)
 		}
+	}
+}
+
+// TestRowsReplySaysWhatCutTheResult: the text a model reads says, after
+// the frame, which bounds cut the rows and which settings set them, as
+// the structured truncated field does; a whole result carries no note.
+func TestRowsReplySaysWhatCutTheResult(t *testing.T) {
+	lim := ports.SQLLimits{MaxRows: 2, MaxColumns: 5, MaxCellBytes: 40, MaxTotalBytes: 900}
+	rows := cells(t, [][]any{{json.Number("1")}, {json.Number("2")}})
+	whole, err := rowsReply(ports.SQLResult{Columns: []string{"g"}, Rows: rows}, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end := "<<< UNTRUSTED-DATA-END " + whole.Out.Marker + " >>>"; !strings.HasSuffix(strings.TrimSpace(whole.Text), end) {
+		t.Errorf("a whole result's text goes on after its frame:\n%s", whole.Text)
+	}
+	cut, err := rowsReply(ports.SQLResult{Columns: []string{"g"}, Rows: rows, Truncated: []string{"rows", "cell_bytes"}}, lim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(cut.Text, "<<< UNTRUSTED-DATA-END "+cut.Out.Marker+" >>>")
+	if !ok {
+		t.Fatalf("no frame end in:\n%s", cut.Text)
+	}
+	for _, want := range []string{"The result is incomplete", "first 2 rows", "ARROWHEAD_SQL_MAX_ROWS", "the query returned more",
+		"longer than 40 bytes", "ARROWHEAD_SQL_MAX_BYTES"} {
+		if !strings.Contains(after, want) {
+			t.Errorf("the note after the frame lacks %q:\n%s", want, after)
+		}
+	}
+	if strings.Contains(after, "columns are shown") {
+		t.Errorf("the note names a bound that did not cut:\n%s", after)
+	}
+	if !slices.Equal(cut.Out.Truncated, []string{"rows", "cell_bytes"}) {
+		t.Errorf("truncated = %q", cut.Out.Truncated)
 	}
 }
