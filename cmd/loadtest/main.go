@@ -8,14 +8,21 @@
 //
 // Side by side, in one run: the guarded calculate (the full Arrowhead chain
 // behind the real HTTP adapter) and the same arithmetic registered bare on
-// mcp-go with no guards, both served in-process on loopback, interleaved
-// round by round, at one client (the p50 difference) and at -clients (the
-// throughput ratio):
+// mcp-go with no guards, each served on loopback by a process of its own
+// (this program again, with -serve), interleaved round by round, at one
+// client (the p50 difference) and at -clients (the throughput ratio, and
+// each server's CPU per call):
 //
 //	go run ./cmd/loadtest -compare -clients 32 -duration 20s
+//
+// The servers run apart from the clients, as a deployed server does: in
+// one process the clients' goroutines and garbage would share the server's
+// scheduler and collector, and what the server under test costs could not
+// be told from what its clients cost.
 package main
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"flag"
@@ -25,10 +32,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -57,6 +66,7 @@ type options struct {
 	legacy   bool
 	compare  bool
 	rounds   int
+	serve    string
 }
 
 func main() {
@@ -70,9 +80,12 @@ func main() {
 	flag.BoolVar(&o.legacy, "legacy", false, "use the initialize leg instead of 2026-07-28")
 	flag.BoolVar(&o.compare, "compare", false, "serve guarded and bare calculate in-process and compare them")
 	flag.IntVar(&o.rounds, "rounds", 4, "alternating rounds per side in -compare mode")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
-	mutexprofile := flag.String("mutexprofile", "", "write a mutex contention profile of the whole run to this file")
-	blockprofile := flag.String("blockprofile", "", "write a blocking profile of the whole run to this file")
+	flag.StringVar(&o.serve, "serve", "", "used by -compare: serve one side (guarded or bare) on loopback, print its URL, and stop when stdin closes")
+	// With -compare the profiles are of the clients; to profile a server,
+	// run it alone with -serve and these flags, and drive it with -url.
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process's whole run to this file")
+	mutexprofile := flag.String("mutexprofile", "", "write a mutex contention profile of this process's whole run to this file")
+	blockprofile := flag.String("blockprofile", "", "write a blocking profile of this process's whole run to this file")
 	flag.Parse()
 	for _, p := range []struct {
 		path, name string
@@ -99,7 +112,13 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(context.Background(), o, os.Stdout); err != nil {
+	runIt := run
+	if o.serve != "" {
+		runIt = func(ctx context.Context, o options, out io.Writer) error {
+			return serveSide(ctx, o.serve, os.Stdin, out)
+		}
+	}
+	if err := runIt(context.Background(), o, os.Stdout); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "loadtest:", err)
 		os.Exit(1)
@@ -123,41 +142,41 @@ func writeProfile(name, path string) {
 
 func run(ctx context.Context, o options, out io.Writer) error {
 	if !o.compare {
-		rep, err := drive(ctx, o.url, o)
+		rep, err := drive(ctx, o.url, o, nil)
 		if err != nil {
 			return err
 		}
 		rep.print(out, "target")
 		return nil
 	}
-	guardedURL, stopG, err := serveGuarded(ctx)
+	guarded, err := startServer("guarded")
 	if err != nil {
 		return err
 	}
-	defer stopG()
-	bareURL, stopB, err := serveBare()
+	defer guarded.stop()
+	bare, err := startServer("bare")
 	if err != nil {
 		return err
 	}
-	defer stopB()
+	defer bare.stop()
 
 	// Warm both servers, then measure at one client (latency: the
 	// guard chain's cost per call) and at o.clients (throughput: its cost
 	// under contention).
 	warm := o
 	warm.duration = min(o.duration/4, 2*time.Second)
-	for _, u := range []string{guardedURL, bareURL} {
-		if _, err := drive(ctx, u, warm); err != nil {
+	for _, srv := range []*sideServer{guarded, bare} {
+		if _, err := drive(ctx, srv.url, warm, nil); err != nil {
 			return fmt.Errorf("warm-up: %w", err)
 		}
 	}
 	one := o
 	one.clients = 1
-	g1, b1, err := compareRounds(ctx, guardedURL, bareURL, one)
+	g1, b1, err := compareRounds(ctx, guarded, bare, one)
 	if err != nil {
 		return err
 	}
-	gN, bN, err := compareRounds(ctx, guardedURL, bareURL, o)
+	gN, bN, err := compareRounds(ctx, guarded, bare, o)
 	if err != nil {
 		return err
 	}
@@ -171,10 +190,12 @@ func run(ctx context.Context, o options, out io.Writer) error {
 	merge(bN).print(out, "bare")
 	fmt.Fprintf(out, "guarded/bare throughput, median of %d rounds: %.3f (target >= 0.92)\n", o.rounds,
 		medianOf(gN, bN, func(g, b report) float64 { return g.throughput() / b.throughput() }))
-	// The same ratio per CPU second of this process (clients and both
-	// servers): when the machine is shared, the CPU this process got
-	// varies from round to round, and the calls per CPU second do not.
-	fmt.Fprintf(out, "guarded/bare calls per CPU second, median of %d rounds: %.3f\n", o.rounds,
+	fmt.Fprintf(out, "guarded/bare server CPU per call, median of %d rounds: %.3f\n", o.rounds,
+		medianOf(gN, bN, func(g, b report) float64 { return g.serverCPUPerCall().Seconds() / b.serverCPUPerCall().Seconds() }))
+	// The same ratio per CPU second (the clients' and the server's): when
+	// the machine is shared, the CPU the two processes got varies from
+	// round to round, and the calls per CPU second do not.
+	fmt.Fprintf(out, "guarded/bare calls per CPU second (clients and server), median of %d rounds: %.3f\n", o.rounds,
 		medianOf(gN, bN, func(g, b report) float64 { return g.perCPU() / b.perCPU() }))
 	return nil
 }
@@ -182,19 +203,19 @@ func run(ctx context.Context, o options, out io.Writer) error {
 // compareRounds alternates guarded and bare runs for o.rounds rounds,
 // switching which side goes first each round so neither benefits from
 // running in a quieter moment.
-func compareRounds(ctx context.Context, guardedURL, bareURL string, o options) (guarded, bare []report, err error) {
+func compareRounds(ctx context.Context, g, b *sideServer, o options) (guarded, bare []report, err error) {
 	for i := 0; i < o.rounds; i++ {
-		order := []string{guardedURL, bareURL}
+		order := []*sideServer{g, b}
 		if i%2 == 1 {
-			order = []string{bareURL, guardedURL}
+			order = []*sideServer{b, g}
 		}
-		for _, u := range order {
-			r, err := drive(ctx, u, o)
+		for _, srv := range order {
+			r, err := drive(ctx, srv.url, o, srv.cpu)
 			if err != nil {
-				return nil, nil, fmt.Errorf("driving %s: %w", u, err)
+				return nil, nil, fmt.Errorf("driving the %s server: %w", srv.side, err)
 			}
 			slices.Sort(r.latencies)
-			if u == guardedURL {
+			if srv == g {
 				guarded = append(guarded, r)
 			} else {
 				bare = append(bare, r)
@@ -216,16 +237,6 @@ func medianOf(g, b []report, f func(g, b report) float64) float64 {
 		return vs[len(vs)/2]
 	}
 	return (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
-}
-
-// serveGuarded serves guardedHandler on loopback.
-func serveGuarded(ctx context.Context) (string, func(), error) {
-	h, stopH, err := guardedHandler(ctx)
-	if err != nil {
-		return "", nil, err
-	}
-	url, stop, err := listen(h)
-	return url + mcpadapter.EndpointPath, func() { stop(); stopH() }, err
 }
 
 // guardedHandler is the full application (profile core, auth off, rate
@@ -284,10 +295,137 @@ func guardedHandler(ctx context.Context) (_ http.Handler, _ func(), err error) {
 	return h, stop, nil
 }
 
-// serveBare serves bareHandler on loopback.
-func serveBare() (string, func(), error) {
-	url, stop, err := listen(bareHandler())
-	return url + bareEndpointPath, stop, err
+// servingPrefix starts the line on which a -serve process announces the
+// URL it serves.
+const servingPrefix = "serving "
+
+// cpuPath is where a -serve process answers with the CPU time (user and
+// system, in nanoseconds) it has used so far.
+const cpuPath = "/loadtest/cpu"
+
+// serveSide serves one side of -compare (guarded or bare) on loopback,
+// writes its URL to out, and serves until stdin reaches its end: when the
+// process that started it closes the pipe, or dies.
+func serveSide(ctx context.Context, side string, stdin io.Reader, out io.Writer) error {
+	var (
+		h    http.Handler
+		path string
+		stop = func() {}
+	)
+	switch side {
+	case "guarded":
+		var err error
+		if h, stop, err = guardedHandler(ctx); err != nil {
+			return err
+		}
+		path = mcpadapter.EndpointPath
+	case "bare":
+		h, path = bareHandler(), bareEndpointPath
+	default:
+		return fmt.Errorf("-serve %q: want guarded or bare", side)
+	}
+	defer stop()
+	mux := http.NewServeMux()
+	mux.Handle(path, h)
+	mux.HandleFunc("GET "+cpuPath, func(w http.ResponseWriter, _ *http.Request) {
+		fmt.Fprint(w, int64(processCPU()))
+	})
+	url, stopListening, err := listen(mux)
+	if err != nil {
+		return err
+	}
+	defer stopListening()
+	if _, err := fmt.Fprintln(out, servingPrefix+url+path); err != nil {
+		return err
+	}
+	_, _ = io.Copy(io.Discard, stdin)
+	return nil
+}
+
+// sideServer is one side of -compare served by a child process (this program
+// with -serve).
+type sideServer struct {
+	side  string
+	url   string
+	cmd   *exec.Cmd
+	stdin io.Closer
+	// cpuURL answers with the child's CPU time so far.
+	cpuURL string
+}
+
+// startServer starts a child serving side and waits for its URL.
+func startServer(side string) (*sideServer, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(exe, "-serve", side)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("starting the %s server: %w", side, err)
+	}
+	s := &sideServer{side: side, cmd: cmd, stdin: stdin}
+	lines := bufio.NewScanner(stdout)
+	for lines.Scan() {
+		if url, ok := strings.CutPrefix(lines.Text(), servingPrefix); ok {
+			s.url = url
+			break
+		}
+	}
+	if s.url == "" {
+		s.stop()
+		return nil, fmt.Errorf("the %s server stopped before it served", side)
+	}
+	// The rest of the child's output is not read; keep its pipe drained
+	// so a write to it cannot block the child.
+	go func() { _, _ = io.Copy(io.Discard, stdout) }()
+	base, _, _ := strings.Cut(strings.TrimPrefix(s.url, "http://"), "/")
+	s.cpuURL = "http://" + base + cpuPath
+	return s, nil
+}
+
+// cpu is the CPU time the server's process has used so far.
+func (s *sideServer) cpu(ctx context.Context) (time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cpuURL, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 64))
+	if err != nil {
+		return 0, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("%s: %s", s.cpuURL, resp.Status)
+	}
+	ns, err := strconv.ParseInt(string(body), 10, 64)
+	return time.Duration(ns), err
+}
+
+// stop closes the child's stdin, which ends it, and waits for it; a child
+// that does not end within ten seconds is killed.
+func (s *sideServer) stop() {
+	_ = s.stdin.Close()
+	done := make(chan struct{})
+	go func() { _ = s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-done
+	}
 }
 
 // bareEndpointPath is where bareHandler answers: mcp-go's default.
@@ -325,14 +463,23 @@ func listen(h http.Handler) (string, func(), error) {
 type report struct {
 	calls, errors, limited int64
 	elapsed                time.Duration
-	// cpu is the CPU time (user and system) the process used meanwhile.
-	cpu       time.Duration
-	latencies []time.Duration
+	// cpu is the CPU time (user and system) this process, the clients,
+	// used meanwhile; serverCPU the server's process, when it is known.
+	cpu, serverCPU time.Duration
+	latencies      []time.Duration
 }
 
 func (r report) throughput() float64 { return float64(r.calls) / r.elapsed.Seconds() }
 
-func (r report) perCPU() float64 { return float64(r.calls) / r.cpu.Seconds() }
+// perCPU is the calls per CPU second of the clients and the server.
+func (r report) perCPU() float64 { return float64(r.calls) / (r.cpu + r.serverCPU).Seconds() }
+
+func (r report) serverCPUPerCall() time.Duration {
+	if r.calls == 0 {
+		return 0
+	}
+	return r.serverCPU / time.Duration(r.calls)
+}
 
 // processCPU is the CPU time the process has used so far.
 func processCPU() time.Duration {
@@ -352,8 +499,12 @@ func (r report) pct(p float64) time.Duration {
 }
 
 func (r report) print(w io.Writer, label string) {
-	fmt.Fprintf(w, "%-8s calls=%d throughput=%.0f/s p50=%s p95=%s p99=%s errors=%d rate_limited=%d\n",
+	fmt.Fprintf(w, "%-8s calls=%d throughput=%.0f/s p50=%s p95=%s p99=%s errors=%d rate_limited=%d",
 		label, r.calls, r.throughput(), r.pct(0.50), r.pct(0.95), r.pct(0.99), r.errors, r.limited)
+	if r.serverCPU > 0 {
+		fmt.Fprintf(w, " server_cpu_per_call=%s", r.serverCPUPerCall().Round(100*time.Nanosecond))
+	}
+	fmt.Fprintln(w)
 }
 
 func merge(rs []report) report {
@@ -364,14 +515,17 @@ func merge(rs []report) report {
 		m.limited += r.limited
 		m.elapsed += r.elapsed
 		m.cpu += r.cpu
+		m.serverCPU += r.serverCPU
 		m.latencies = append(m.latencies, r.latencies...)
 	}
 	slices.Sort(m.latencies)
 	return m
 }
 
-// drive runs o.clients clients against url for o.duration.
-func drive(ctx context.Context, url string, o options) (report, error) {
+// drive runs o.clients clients against url for o.duration. serverCPU,
+// when not nil, tells the CPU time the server's process has used so far;
+// the report then holds what it used while the clients ran.
+func drive(ctx context.Context, url string, o options, serverCPU func(context.Context) (time.Duration, error)) (report, error) {
 	clients := make([]*client.Client, o.clients)
 	for i := range clients {
 		c, err := connect(ctx, url, o)
@@ -381,9 +535,16 @@ func drive(ctx context.Context, url string, o options) (report, error) {
 		defer c.Close()
 		clients[i] = c
 	}
+	var serverStart time.Duration
+	if serverCPU != nil {
+		var err error
+		if serverStart, err = serverCPU(ctx); err != nil {
+			return report{}, err
+		}
+	}
 	var calls, errs, limited atomic.Int64
 	lat := make([][]time.Duration, o.clients)
-	ctx, cancel := context.WithTimeout(ctx, o.duration)
+	runCtx, cancel := context.WithTimeout(ctx, o.duration)
 	defer cancel()
 	start, cpu := time.Now(), processCPU()
 	var wg sync.WaitGroup
@@ -394,10 +555,10 @@ func drive(ctx context.Context, url string, o options) (report, error) {
 			var req mcp.CallToolRequest
 			req.Params.Name = o.tool
 			req.Params.Arguments = map[string]any{"expression": o.expr}
-			for ctx.Err() == nil {
+			for runCtx.Err() == nil {
 				t0 := time.Now()
-				res, err := c.CallTool(ctx, req)
-				if ctx.Err() != nil {
+				res, err := c.CallTool(runCtx, req)
+				if runCtx.Err() != nil {
 					return
 				}
 				lat[i] = append(lat[i], time.Since(t0))
@@ -415,6 +576,13 @@ func drive(ctx context.Context, url string, o options) (report, error) {
 	}
 	wg.Wait()
 	r := report{calls: calls.Load(), errors: errs.Load(), limited: limited.Load(), elapsed: time.Since(start), cpu: processCPU() - cpu}
+	if serverCPU != nil {
+		serverEnd, err := serverCPU(ctx)
+		if err != nil {
+			return report{}, err
+		}
+		r.serverCPU = serverEnd - serverStart
+	}
 	for _, l := range lat {
 		r.latencies = append(r.latencies, l...)
 	}

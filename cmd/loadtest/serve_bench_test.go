@@ -98,7 +98,7 @@ func recordCall(b *testing.B, h http.Handler, path string) (http.Header, []byte)
 	}))
 	defer ts.Close()
 	o := options{clients: 1, duration: 100 * time.Millisecond, tool: "calculate", expr: "2 * (3 + 4)"}
-	if _, err := drive(context.Background(), ts.URL+path, o); err != nil {
+	if _, err := drive(context.Background(), ts.URL+path, o, nil); err != nil {
 		b.Fatal(err)
 	}
 	mu.Lock()
