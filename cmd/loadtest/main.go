@@ -19,6 +19,11 @@
 // one process the clients' goroutines and garbage would share the server's
 // scheduler and collector, and what the server under test costs could not
 // be told from what its clients cost.
+//
+// One side alone, to profile it: it prints the URL it serves, to drive
+// with -url, and serves until its stdin ends (Ctrl-D at a terminal):
+//
+//	go run ./cmd/loadtest -serve guarded -cpuprofile guarded.prof
 package main
 
 import (
