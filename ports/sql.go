@@ -72,10 +72,18 @@ type SQLLimits struct {
 type SQLResult struct {
 	Columns []string
 	Rows    [][]json.RawMessage
-	// Truncated names each bound that cut the result: "rows", "columns",
-	// "cell_bytes", "total_bytes".
+	// Truncated names each bound that cut the result, in this order:
+	// SQLTruncRows, SQLTruncColumns, SQLTruncCellBytes, SQLTruncTotalBytes.
 	Truncated []string
 }
+
+// The bounds SQLResult.Truncated names.
+const (
+	SQLTruncRows       = "rows"
+	SQLTruncColumns    = "columns"
+	SQLTruncCellBytes  = "cell_bytes"
+	SQLTruncTotalBytes = "total_bytes"
+)
 
 // SQLRunner runs a vetted statement read-only. Named parameters arrive in
 // placeholder order. Implementations run the statement in a read-only

@@ -648,14 +648,6 @@ func bindArgs(args []any) ([][]byte, error) {
 	return out, nil
 }
 
-// Truncation kinds, in the order SQLResult.Truncated lists them.
-const (
-	truncRows       = "rows"
-	truncColumns    = "columns"
-	truncCellBytes  = "cell_bytes"
-	truncTotalBytes = "total_bytes"
-)
-
 // rowReader is the part of *pgconn.ResultReader that collect reads.
 type rowReader interface {
 	FieldDescriptions() []pgconn.FieldDescription
@@ -729,7 +721,7 @@ func collect(rows rowReader, lim ports.SQLLimits) (res ports.SQLResult, early bo
 	for _, c := range []struct {
 		on   bool
 		name string
-	}{{cutRows, truncRows}, {cutCols, truncColumns}, {cutCells, truncCellBytes}, {cutTotal, truncTotalBytes}} {
+	}{{cutRows, ports.SQLTruncRows}, {cutCols, ports.SQLTruncColumns}, {cutCells, ports.SQLTruncCellBytes}, {cutTotal, ports.SQLTruncTotalBytes}} {
 		if c.on {
 			res.Truncated = append(res.Truncated, c.name)
 		}

@@ -194,13 +194,13 @@ func cutNote(truncated []string, lim ports.SQLLimits) string {
 	var parts []string
 	for _, t := range truncated {
 		switch t {
-		case "rows":
+		case ports.SQLTruncRows:
 			parts = append(parts, fmt.Sprintf("only the first %d rows are shown (ARROWHEAD_SQL_MAX_ROWS); the query returned more", lim.MaxRows))
-		case "columns":
+		case ports.SQLTruncColumns:
 			parts = append(parts, fmt.Sprintf("only the first %d columns are shown (ARROWHEAD_SQL_MAX_COLUMNS)", lim.MaxColumns))
-		case "cell_bytes":
+		case ports.SQLTruncCellBytes:
 			parts = append(parts, fmt.Sprintf("values longer than %d bytes are cut (ARROWHEAD_SQL_MAX_BYTES)", lim.MaxCellBytes))
-		case "total_bytes":
+		case ports.SQLTruncTotalBytes:
 			parts = append(parts, fmt.Sprintf("the rows stop where the result reached %d bytes (ARROWHEAD_SQL_MAX_BYTES); the query returned more", lim.MaxTotalBytes))
 		default:
 			parts = append(parts, "it was cut at a bound ("+t+")")
