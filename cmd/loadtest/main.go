@@ -377,24 +377,30 @@ func startServer(side string) (*sideServer, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting the %s server: %w", side, err)
 	}
-	s := &sideServer{side: side, cmd: cmd, stdin: stdin}
+	var url string
 	lines := bufio.NewScanner(stdout)
 	for lines.Scan() {
-		if url, ok := strings.CutPrefix(lines.Text(), servingPrefix); ok {
-			s.url = url
+		if u, ok := strings.CutPrefix(lines.Text(), servingPrefix); ok {
+			url = u
 			break
 		}
 	}
-	if s.url == "" {
+	s := &sideServer{side: side, url: url, cpuURL: cpuURLOf(url), cmd: cmd, stdin: stdin}
+	if url == "" {
 		s.stop()
 		return nil, fmt.Errorf("the %s server stopped before it served", side)
 	}
 	// The rest of the child's output is not read; keep its pipe drained
 	// so a write to it cannot block the child.
 	go func() { _, _ = io.Copy(io.Discard, stdout) }()
-	base, _, _ := strings.Cut(strings.TrimPrefix(s.url, "http://"), "/")
-	s.cpuURL = "http://" + base + cpuPath
 	return s, nil
+}
+
+// cpuURLOf is where the -serve process that announced serveURL answers
+// with its CPU time.
+func cpuURLOf(serveURL string) string {
+	host, _, _ := strings.Cut(strings.TrimPrefix(serveURL, "http://"), "/")
+	return "http://" + host + cpuPath
 }
 
 // cpu is the CPU time the server's process has used so far.

@@ -27,8 +27,7 @@ func TestServeSideAnswersAndCountsItsCPU(t *testing.T) {
 			if !ok {
 				t.Fatalf("announced %q", line)
 			}
-			base, _, _ := strings.Cut(strings.TrimPrefix(url, "http://"), "/")
-			srv := &sideServer{side: side, url: url, cpuURL: "http://" + base + cpuPath}
+			srv := &sideServer{side: side, url: url, cpuURL: cpuURLOf(url)}
 			o := options{clients: 2, duration: 200 * time.Millisecond, tool: "calculate", expr: "2 * (3 + 4)"}
 			r, err := drive(context.Background(), srv.url, o, srv.cpu)
 			if err != nil {
