@@ -75,8 +75,10 @@ func TestEgressGuardConfirmationOverStdio(t *testing.T) {
 					if tc.handler != nil && tc.handler.calls.Load() != 1 {
 						t.Fatalf("elicited %d times", tc.handler.calls.Load())
 					}
-					if tc.handler != nil && !strings.Contains(stderr.String(), `"refusal":"egress_confirm"`) {
-						t.Fatalf("no egress_confirm audit line in %s", stderr.String())
+					if tc.handler != nil {
+						// The server's stderr reaches stderr through mcp-go's
+						// mirror goroutine, a moment after the answer.
+						waitFor(t, func() bool { return strings.Contains(stderr.String(), `"refusal":"egress_confirm"`) })
 					}
 					// A benign fetch is never asked about.
 					r = call(t, c, "safe_fetch", map[string]any{"url": "https://exfil.invalid/weekly-status"})

@@ -72,7 +72,10 @@ func TestStdioExportsLogsOverOTLP(t *testing.T) {
 			t.Errorf("the canary reached the collector on %s", r.Path)
 		}
 	}
-	// The local audit lines are still written, without the canary.
+	// The local audit lines are still written, without the canary. mcp-go
+	// mirrors the server's stderr without waiting for the mirror on
+	// Close, so the lines may still be arriving.
+	waitFor(t, func() bool { return strings.Count(stderr.String(), `"msg":"audit"`) >= 3 })
 	if n := strings.Count(stderr.String(), `"msg":"audit"`); n < 3 || strings.Contains(stderr.String(), canary) {
 		t.Errorf("stderr has %d audit lines (canary present: %v)", n, strings.Contains(stderr.String(), canary))
 	}
