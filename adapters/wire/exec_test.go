@@ -293,6 +293,25 @@ func testRealPythonPackage(t *testing.T, runner string) {
 		f["line"] != float64(5) || !strings.Contains(f["message"].(string), "example.org") {
 		t.Fatalf("failure %v", f)
 	}
+
+	// A module that cannot be imported is reported with its line and
+	// error, and the other modules' tests still run.
+	coretest.WriteFiles(t, repo, map[string]string{"src/lazr/uri/tests/test_arrowhead_broken.py": "import not_a_module_arrowhead\n"})
+	out = runTests(t, rt, "src/lazr/uri/tests/")
+	passed, failed, _, failures = testsOf(t, out)
+	if failed != 2 || passed < 5 || len(failures) != 2 {
+		t.Fatalf("exit %v, %d passed, %d failed, failures %v\nstdout %.3000s", out["exit_code"], passed, failed, failures, out["stdout"])
+	}
+	var broken map[string]any
+	for _, f := range failures {
+		if f["test"] == "src/lazr/uri/tests/test_arrowhead_broken.py" {
+			broken = f
+		}
+	}
+	if broken["file"] != "src/lazr/uri/tests/test_arrowhead_broken.py" || broken["line"] != float64(1) ||
+		!strings.Contains(broken["message"].(string), "No module named 'not_a_module_arrowhead'") {
+		t.Fatalf("collection error %v", broken)
+	}
 }
 
 // TestRunTestsStartUpRefusesAMissingProgram: a configured command whose

@@ -254,7 +254,10 @@ func (r *server) plan(ctx context.Context, call catalog.Call, prefix string) (te
 		}
 		p.pathDirs = []string{path.Dir(tc.Python)}
 		if tc.Pytest {
-			p.argv = []string{tc.Python, "-m", "pytest", "-q", "-rfEs", "--tb=short", "-p", "no:cacheprovider"}
+			p.argv = []string{tc.Python, "-m", "pytest", "-q", "-rfEs", "--tb=short", "-p", "no:cacheprovider",
+				// One module that cannot be imported (a dependency missing
+				// from the sandbox) must not hide the rest of the results.
+				"--continue-on-collection-errors"}
 			if rel != "" {
 				p.argv = append(p.argv, strings.TrimSuffix(rel, "/"))
 			}

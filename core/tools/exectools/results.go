@@ -190,59 +190,77 @@ var (
 	pytestCount   = regexp.MustCompile(`(\d+) (\w+)`)
 	// pytestShort is a short-summary line (-rfE): "FAILED node - message".
 	pytestShort = regexp.MustCompile(`^(FAILED|ERROR) (\S+)(?: - (.*))?$`)
-	// pytestSection opens one failure's traceback: "____ name ____".
+	// pytestSection opens one failure's or error's traceback:
+	// "____ name ____".
 	pytestSection = regexp.MustCompile(`^_{3,} (.+?) _{3,}$`)
 	// pytestFrame is --tb=short's frame line: "path.py:12: in test_x".
 	pytestFrame = regexp.MustCompile(`^(\S+\.py):(\d+): `)
 )
 
+// pytestPhases prefix the section of an error outside a test's body:
+// "ERROR at setup of test_x", "ERROR collecting tests/test_x.py".
+var pytestPhases = []string{"ERROR at setup of ", "ERROR at teardown of "}
+
+const pytestCollecting = "ERROR collecting "
+
+// pytestFailure is one traceback section of pytest's output.
+type pytestFailure struct {
+	name   string
+	frames []pytestFrameAt
+	// errs are the section's "E   " lines: the assertion or exception,
+	// whole (the short summary cuts it to the terminal's width).
+	errs []string
+	used bool
+}
+
+type pytestFrameAt struct {
+	file string
+	line int
+}
+
 // parsePytestOutput reads pytest -q -rfE --tb=short output: the counts from
-// its summary line, failures from the short summary, and each failure's
-// line from the first frame of its traceback section.
+// its summary line, failures and errors from the short summary, and each
+// one's line and message from its traceback section. A section is matched
+// to its summary line by name in order (two files may hold tests of the
+// same name), and the line is the first frame in the test's own file (a
+// collection error's traceback starts in importlib).
 func parsePytestOutput(base string, stdout []byte) testReport {
 	rep := testReport{Failures: []testFailure{}}
-	type loc struct {
-		file string
-		line int
-		// errs are the section's "E   " lines: the assertion or exception,
-		// whole (the short summary cuts it to the terminal's width).
-		errs []string
-	}
-	where := map[string]*loc{}
-	section := ""
+	var sections []*pytestFailure
+	var cur *pytestFailure
 	for _, l := range strings.Split(string(stdout), "\n") {
 		l = strings.TrimRight(l, "\r")
 		if m := pytestSection.FindStringSubmatch(l); m != nil {
-			section = m[1]
+			cur = &pytestFailure{name: m[1]}
+			sections = append(sections, cur)
 			continue
 		}
-		if section != "" {
-			w := where[section]
-			if w == nil {
-				w = &loc{}
-				where[section] = w
-			}
-			if m := pytestFrame.FindStringSubmatch(l); m != nil && w.file == "" {
-				w.file = m[1]
-				w.line, _ = strconv.Atoi(m[2])
+		if cur != nil {
+			if m := pytestFrame.FindStringSubmatch(l); m != nil {
+				n, _ := strconv.Atoi(m[2])
+				cur.frames = append(cur.frames, pytestFrameAt{file: m[1], line: n})
 				continue
 			}
 			if rest, ok := strings.CutPrefix(l, "E "); ok {
-				w.errs = append(w.errs, strings.TrimSpace(rest))
+				cur.errs = append(cur.errs, strings.TrimSpace(rest))
 				continue
 			}
 		}
 		if strings.HasPrefix(l, "=") {
-			section = "" // the failures part ended
+			cur = nil // the failures part ended
 		}
 		if m := pytestShort.FindStringSubmatch(l); m != nil {
 			node := m[2]
 			file, rest, _ := strings.Cut(node, "::")
 			f := testFailure{Test: node, File: path.Join(base, file), Message: m[3]}
-			if w, ok := where[strings.ReplaceAll(rest, "::", ".")]; ok && w.file != "" {
-				f.File, f.Line = path.Join(base, w.file), w.line
-				if len(w.errs) > 0 {
-					f.Message = strings.Join(w.errs, "\n")
+			if sec := pytestSectionOf(sections, file, rest); sec != nil {
+				if i := slices.IndexFunc(sec.frames, func(fr pytestFrameAt) bool { return fr.file == file }); i >= 0 {
+					f.Line = sec.frames[i].line
+				} else if len(sec.frames) > 0 && !path.IsAbs(sec.frames[0].file) {
+					f.File, f.Line = path.Join(base, sec.frames[0].file), sec.frames[0].line
+				}
+				if len(sec.errs) > 0 {
+					f.Message = strings.Join(sec.errs, "\n")
 				}
 			}
 			rep.fail(f)
@@ -269,6 +287,37 @@ func parsePytestOutput(base string, stdout []byte) testReport {
 		rep.Failed = len(rep.Failures)
 	}
 	return rep
+}
+
+// pytestSectionOf is the first section not yet matched that reports the
+// short-summary node file::rest, preferring one with a frame in file;
+// nil when none does.
+func pytestSectionOf(sections []*pytestFailure, file, rest string) *pytestFailure {
+	want := strings.ReplaceAll(rest, "::", ".")
+	if rest == "" {
+		want = pytestCollecting + file
+	}
+	var first *pytestFailure
+	for _, sec := range sections {
+		name := sec.name
+		for _, p := range pytestPhases {
+			name = strings.TrimPrefix(name, p)
+		}
+		if sec.used || name != want {
+			continue
+		}
+		if slices.ContainsFunc(sec.frames, func(fr pytestFrameAt) bool { return fr.file == file }) {
+			sec.used = true
+			return sec
+		}
+		if first == nil {
+			first = sec
+		}
+	}
+	if first != nil {
+		first.used = true
+	}
+	return first
 }
 
 var (

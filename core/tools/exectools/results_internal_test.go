@@ -57,6 +57,53 @@ FAILED tests/test_calc.py::TestCalc::test_add - assert 4 == 5
 1 failed, 2 passed, 1 skipped in 0.05s
 `
 
+// pytest 7.2.1's output with --continue-on-collection-errors for a module
+// that cannot be imported, a fixture that fails at setup, and a failing
+// test of the same name (test_bad) in another file.
+const pytestErrorsOut = `E.F                                                                      [100%]
+==================================== ERRORS ====================================
+____________________ ERROR collecting tests/test_broken.py _____________________
+ImportError while importing test module '/tmp/pyt/tests/test_broken.py'.
+Hint: make sure your test modules/packages have valid Python names.
+Traceback:
+/usr/lib/python3.11/importlib/__init__.py:126: in import_module
+    return _bootstrap._gcd_import(name[level:], package, level)
+tests/test_broken.py:1: in <module>
+    import not_a_module_arrowhead
+E   ModuleNotFoundError: No module named 'not_a_module_arrowhead'
+__________________________ ERROR at setup of test_bad __________________________
+sub/test_fine.py:5: in broken
+    raise RuntimeError("fixture down")
+E   RuntimeError: fixture down
+=================================== FAILURES ===================================
+___________________________________ test_bad ___________________________________
+tests/test_fine.py:5: in test_bad
+    assert 2 == 3
+E   assert 2 == 3
+=========================== short test summary info ============================
+FAILED tests/test_fine.py::test_bad - assert 2 == 3
+ERROR tests/test_broken.py
+ERROR sub/test_fine.py::test_bad - RuntimeError: fixture down
+1 failed, 1 passed, 2 errors in 0.03s
+`
+
+func TestParsePytestErrors(t *testing.T) {
+	rep := parsePytestOutput("", []byte(pytestErrorsOut))
+	if !rep.Parsed || rep.Passed != 1 || rep.Failed != 3 || len(rep.Failures) != 3 {
+		t.Fatalf("report %+v", rep)
+	}
+	want := []testFailure{
+		{Test: "tests/test_fine.py::test_bad", File: "tests/test_fine.py", Line: 5, Message: "assert 2 == 3"},
+		{Test: "tests/test_broken.py", File: "tests/test_broken.py", Line: 1, Message: "ModuleNotFoundError: No module named 'not_a_module_arrowhead'"},
+		{Test: "sub/test_fine.py::test_bad", File: "sub/test_fine.py", Line: 5, Message: "RuntimeError: fixture down"},
+	}
+	for i, w := range want {
+		if rep.Failures[i] != w {
+			t.Errorf("failure %d: %+v, want %+v", i, rep.Failures[i], w)
+		}
+	}
+}
+
 func TestParsePytest(t *testing.T) {
 	rep := parsePytestOutput("py/", []byte(pytestOut))
 	if !rep.Parsed || rep.Passed != 2 || rep.Failed != 1 || rep.Skipped != 1 || len(rep.Failures) != 1 {
