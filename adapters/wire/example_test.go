@@ -20,8 +20,9 @@ func ExampleBuild() {
 	ctx := context.Background()
 	dir, _ := os.MkdirTemp("", "arrowhead-example-")
 	defer os.RemoveAll(dir)
-	env := map[string]string{"ARROWHEAD_PROFILE": "core", "ARROWHEAD_JAIL_ROOT": dir,
-		"ARROWHEAD_DATA_DIR": filepath.Join(dir, "data")}
+	_ = os.Mkdir(filepath.Join(dir, "sandbox"), 0o700)
+	env := map[string]string{"ARROWHEAD_PROFILE": "core", "ARROWHEAD_JAIL_ROOT": filepath.Join(dir, "sandbox"),
+		"ARROWHEAD_DOCS_ROOT": filepath.Join(dir, "documents"), "ARROWHEAD_DATA_DIR": filepath.Join(dir, "data")}
 	s, err := settings.Load(func(k string) (string, bool) { v, ok := env[k]; return v, ok })
 	if err != nil {
 		fmt.Println(err)

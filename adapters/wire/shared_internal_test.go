@@ -20,7 +20,11 @@ import (
 func storeEnv(t *testing.T, extra map[string]string) (map[string]string, string) {
 	t.Helper()
 	dir := t.TempDir()
-	env := map[string]string{"ARROWHEAD_JAIL_ROOT": dir, "ARROWHEAD_DOCS_ROOT": dir, "ARROWHEAD_DATA_DIR": filepath.Join(dir, "data")}
+	env := map[string]string{"ARROWHEAD_JAIL_ROOT": filepath.Join(dir, "sandbox"), "ARROWHEAD_DOCS_ROOT": filepath.Join(dir, "documents"),
+		"ARROWHEAD_DATA_DIR": filepath.Join(dir, "data")}
+	if err := os.Mkdir(env["ARROWHEAD_JAIL_ROOT"], 0o700); err != nil {
+		t.Fatal(err)
+	}
 	for k, v := range extra {
 		env[k] = v
 	}

@@ -118,6 +118,9 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 			_ = rt.Close(context.WithoutCancel(ctx))
 		}
 	}()
+	if err := checkStateNotServed(s); err != nil {
+		return nil, err
+	}
 	rt.openStoreEarly(s)
 	clock := o.Clock
 	if clock == nil {

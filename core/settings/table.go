@@ -293,7 +293,7 @@ func (s *Settings) varsWith(ceilings []ToolCeiling) []*Var {
 			text("ARROWHEAD_EXEC_CONTAINER_IMAGE", "", &s.ExecContainerImage).
 				means("The image the container runner starts; required by that runner."),
 			text("ARROWHEAD_EXEC_WORKDIR", "exec-scratch", &s.ExecWorkdir, nonEmpty).
-				means("The scratch directory runs happen in."),
+				means("The scratch directory runs happen in. It may not lie inside ARROWHEAD_REPO_ROOT, ARROWHEAD_DOCS_ROOT or ARROWHEAD_JAIL_ROOT: the server refuses to start rather than let the file tools serve the runs."),
 			integer("ARROWHEAD_EXEC_CPU_SECONDS", "10", &s.ExecCPUSeconds, between(1, 86400)).
 				means("The CPU-time limit of one run_snippet process, in seconds."),
 			seconds("ARROWHEAD_EXEC_WALL_SECONDS", "30.0", &s.ExecWallSeconds).
@@ -362,7 +362,7 @@ func (s *Settings) varsWith(ceilings []ToolCeiling) []*Var {
 		in(Section{Title: "Embedded store", About: "Where durable state lives on one machine with no database service.", Extension: true},
 			// An extension: the seed had no database-free store.
 			text("ARROWHEAD_DATA_DIR", "data", &s.DataDir, nonEmpty).
-				means("The directory of the embedded store: memories, kv entries, working sets, the embedded vector index, tasks and timers in arrowhead.sqlite, which every server process on the machine shares (unless ARROWHEAD_STATE_DSN or ARROWHEAD_MEMORY_DSN moves them to PostgreSQL), so they survive a restart. An arrowhead.db left by the previous release is imported once at first start."),
+				means("The directory of the embedded store: memories, kv entries, working sets, the embedded vector index, tasks and timers in arrowhead.sqlite, which every server process on the machine shares (unless ARROWHEAD_STATE_DSN or ARROWHEAD_MEMORY_DSN moves them to PostgreSQL), so they survive a restart. An arrowhead.db left by the previous release is imported once at first start. It may not lie inside ARROWHEAD_REPO_ROOT, ARROWHEAD_DOCS_ROOT or ARROWHEAD_JAIL_ROOT: the server refuses to start rather than let the file tools serve the store and the signing key."),
 			integer("ARROWHEAD_DATA_MIN_FREE_BYTES", "64000000", &s.DataMinFreeBytes, atLeast(0)).
 				means("The free space on ARROWHEAD_DATA_DIR's disk under which /ready reports the embedded store degraded (0 checks none). A full disk is reported down: the store then refuses writes but still deletes, from space it keeps in reserve."),
 		),

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -20,9 +21,12 @@ import (
 // each schema's map), for every tool with every family gate open.
 func TestToolListCarriesTheListedSchemas(t *testing.T) {
 	base := t.TempDir()
+	if err := os.Mkdir(filepath.Join(base, "sandbox"), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	env := map[string]string{"ARROWHEAD_PROFILE": "full", "ARROWHEAD_EXEC_ENABLED": "true",
 		"ARROWHEAD_NOTIFY_ALLOWLIST": "https://hooks.example.com/notify",
-		"ARROWHEAD_JAIL_ROOT":        base, "ARROWHEAD_DOCS_ROOT": filepath.Join(base, "docs"), "ARROWHEAD_DATA_DIR": filepath.Join(base, "data"),
+		"ARROWHEAD_JAIL_ROOT":        filepath.Join(base, "sandbox"), "ARROWHEAD_DOCS_ROOT": filepath.Join(base, "docs"), "ARROWHEAD_DATA_DIR": filepath.Join(base, "data"),
 		// Not the package directory: the runner writes its identity files
 		// there, and the sandbox uid must reach it.
 		"ARROWHEAD_EXEC_WORKDIR": sandboxtest.Workdir(t)}
