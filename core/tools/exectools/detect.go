@@ -95,6 +95,17 @@ var projectMarkers = []struct{ name, kind string }{
 // pythonTestsDir marks a Python project whose only sign is its tests.
 const pythonTestsDir = "tests/"
 
+// looseTestsScan bounds the listing that looks for test modules beside the
+// code in a directory with no project file and no tests/ directory.
+const looseTestsScan = 2000
+
+// isPythonTestModule reports pytest's default test module names,
+// test_*.py and *_test.py.
+func isPythonTestModule(name string) bool {
+	stem, ok := strings.CutSuffix(name, ".py")
+	return ok && (strings.HasPrefix(stem, "test_") || strings.HasSuffix(stem, "_test"))
+}
+
 // ancestors lists the directories from prefix's own up to the repository
 // root, as prefixes ("a/b/", "a/", "").
 func ancestors(prefix string) []string {
@@ -110,7 +121,9 @@ func ancestors(prefix string) []string {
 // findProject finds the project prefix belongs to: the nearest directory
 // at or above it holding an authorized project file (a package.json only
 // when it declares a test script), else the nearest holding an authorized
-// tests/ directory (Python). ok is false when there is none.
+// tests/ directory (Python), else the nearest holding an authorized test
+// module of its own (a folder of scripts with test_*.py beside them). ok
+// is false when there is none.
 func (r *server) findProject(ctx context.Context, call catalog.Call, prefix string) (project, bool) {
 	dirs := ancestors(prefix)
 	for _, d := range dirs {
@@ -131,7 +144,35 @@ func (r *server) findProject(ctx context.Context, call catalog.Call, prefix stri
 			return project{root: d, kind: kindPython, marker: d + pythonTestsDir}, true
 		}
 	}
+	for _, d := range dirs {
+		if module, ok := r.looseTestModule(ctx, call, d); ok {
+			return project{root: d, kind: kindPython, marker: module}, true
+		}
+	}
 	return project{}, false
+}
+
+// looseTestModule finds an authorized test module directly in dir, among
+// the first looseTestsScan files under it.
+func (r *server) looseTestModule(ctx context.Context, call catalog.Call, dir string) (string, bool) {
+	listed, _, err := r.repo.List(ctx, dir, looseTestsScan)
+	if err != nil {
+		return "", false
+	}
+	for _, f := range listed {
+		name := strings.TrimPrefix(f.Path, dir)
+		if !strings.Contains(name, "/") && isPythonTestModule(name) && r.may(ctx, call, f.Path) {
+			return f.Path, true
+		}
+	}
+	return "", false
+}
+
+// isFile reports whether prefix names a file of the repository rather
+// than a directory.
+func (r *server) isFile(ctx context.Context, prefix string) bool {
+	_, err := r.repo.Stat(ctx, strings.TrimSuffix(prefix, "/"))
+	return err == nil
 }
 
 // readable reports whether name exists in the repository and the caller
@@ -170,7 +211,7 @@ func (r *server) hasTestScript(ctx context.Context, name string) bool {
 // Refusals of a run_tests call whose command cannot be decided.
 const (
 	msgNoProject = "run_tests found no project under path_prefix (no go.mod, pyproject.toml, setup.cfg, pytest.ini, setup.py, " +
-		"package.json with a test script, or tests/ directory the caller may read): set ARROWHEAD_EXEC_TEST_COMMAND."
+		"package.json with a test script, tests/ directory, or test_*.py module the caller may read): set ARROWHEAD_EXEC_TEST_COMMAND."
 	msgNoToolchain = "run_tests detected a %s project, but its toolchain (%s) is not on the server's PATH: install it or set ARROWHEAD_EXEC_TEST_COMMAND."
 )
 
@@ -233,7 +274,7 @@ func (r *server) plan(ctx context.Context, call catalog.Call, prefix string) (te
 		pkgs := "./..."
 		if rel != "" {
 			pkgs = "./" + strings.TrimSuffix(rel, "/") + "/..."
-			if _, err := r.repo.Stat(ctx, strings.TrimSuffix(prefix, "/")); err == nil { // the prefix names a file
+			if r.isFile(ctx, prefix) {
 				pkgs = "./" + path.Dir(strings.TrimSuffix(rel, "/"))
 			}
 		}
@@ -264,14 +305,21 @@ func (r *server) plan(ctx context.Context, call catalog.Call, prefix string) (te
 			p.parser = parsePytest
 			p.reason = proj.marker + " marks a Python project and pytest is installed: pytest on path_prefix"
 		} else {
-			start, top := ".", "."
+			start, top, pattern := ".", ".", ""
 			switch {
+			case rel != "" && !strings.HasSuffix(rel, "/") && r.isFile(ctx, prefix):
+				// Discovery starts from a directory: a file is its
+				// directory with the file's name as the pattern.
+				start, pattern = path.Dir(rel), path.Base(rel)
 			case rel != "":
 				start = strings.TrimSuffix(rel, "/")
 			case srcLayout:
 				start, top, p.fileBase = "src", "src", "src/"
 			}
 			p.argv = []string{tc.Python, "-m", "unittest", "discover", "-s", start, "-t", top}
+			if pattern != "" {
+				p.argv = append(p.argv, "-p", pattern)
+			}
 			p.parser = parseUnittest
 			p.reason = proj.marker + " marks a Python project and pytest is not installed: unittest discovery"
 		}

@@ -83,6 +83,54 @@ func TestRunTestsFallsBackToUnittest(t *testing.T) {
 	}
 }
 
+// TestRunTestsFindsLooseTestModules: a folder of scripts with a test module
+// beside them and no project file is a Python project rooted there; a
+// test module deeper down does not make its parent one.
+func TestRunTestsFindsLooseTestModules(t *testing.T) {
+	files := map[string]string{
+		"src/calc.py": "def add(a, b):\n    return a + b\n",
+		"src/test_calc.py": `import unittest
+from calc import add
+
+
+class Calc(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(add(2, 3), 5)
+
+    def test_wrong(self):
+        self.assertEqual(add(2, 2), 5)
+`,
+		"src/lib/helper.py":    "X = 1\n",
+		"other/deep/test_x.py": "",
+	}
+	e := newEnvWith(t, map[string]string{"ARROWHEAD_EXEC_TEST_COMMAND": ""}, files, exectools.Toolchain{Python: "/usr/bin/python3"})
+	out, _, te := e.call(t, runner, "run_tests", map[string]any{"path_prefix": "src/"})
+	if te != nil {
+		t.Fatal(te)
+	}
+	if out["work_dir"] != "src" || !strings.Contains(out["reason"].(string), "src/test_calc.py marks a Python project") {
+		t.Fatalf("command %q in %q: %q", out["command"], out["work_dir"], out["reason"])
+	}
+	tests := out["tests"].(map[string]any)
+	if tests["parsed"] != true || number(tests["passed"]) != 1 || number(tests["failed"]) != 1 {
+		t.Fatalf("tests %v\ncommand %q\nstdout %s\nstderr %s", tests, out["command"], out["stdout"], out["stderr"])
+	}
+	// A file is run alone: discovery from its directory, with its name as
+	// the pattern.
+	out, _, te = e.call(t, runner, "run_tests", map[string]any{"path_prefix": "src/test_calc.py"})
+	if te != nil {
+		t.Fatal(te)
+	}
+	tests = out["tests"].(map[string]any)
+	if !strings.HasSuffix(out["command"].(string), "discover -s . -t . -p test_calc.py") || number(tests["passed"]) != 1 || number(tests["failed"]) != 1 {
+		t.Fatalf("command %q: tests %v\nstderr %s", out["command"], tests, out["stderr"])
+	}
+	if _, _, te := e.call(t, runner, "run_tests", map[string]any{"path_prefix": "other/"}); te == nil || te.Kind != catalog.KindUnavailable ||
+		!strings.Contains(te.Message, "test_*.py module") {
+		t.Fatalf("other/: %v", te)
+	}
+}
+
 // TestRunTestsDetectsNode: a package.json with a test script runs npm test
 // offline; one with npm init's placeholder is no project.
 func TestRunTestsDetectsNode(t *testing.T) {
