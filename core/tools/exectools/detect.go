@@ -122,9 +122,14 @@ func ancestors(prefix string) []string {
 // at or above it holding an authorized project file (a package.json only
 // when it declares a test script), else the nearest holding an authorized
 // tests/ directory (Python), else the nearest holding an authorized test
-// module of its own (a folder of scripts with test_*.py beside them). ok
-// is false when there is none.
-func (r *server) findProject(ctx context.Context, call catalog.Call, prefix string) (project, bool) {
+// module of its own (a folder of scripts with test_*.py beside them, or
+// the directory above the package holding it). ok is false when there is
+// none.
+//
+// Test modules alone (looseTests false) do not mark a project: an explicit
+// ARROWHEAD_EXEC_TEST_COMMAND keeps running over the prefix's own subtree
+// where no project file says otherwise, as its author wrote it for.
+func (r *server) findProject(ctx context.Context, call catalog.Call, prefix string, looseTests bool) (project, bool) {
 	dirs := ancestors(prefix)
 	for _, d := range dirs {
 		for _, m := range projectMarkers {
@@ -144,9 +149,18 @@ func (r *server) findProject(ctx context.Context, call catalog.Call, prefix stri
 			return project{root: d, kind: kindPython, marker: d + pythonTestsDir}, true
 		}
 	}
-	for _, d := range dirs {
+	if !looseTests {
+		return project{}, false
+	}
+	for i, d := range dirs {
 		if module, ok := r.looseTestModule(ctx, call, d); ok {
-			return project{root: d, kind: kindPython, marker: module}, true
+			// A test module inside a package imports from the directory
+			// above the package, as pytest's rootdir insertion does: the
+			// project starts at the first directory up that is not one.
+			for i+1 < len(dirs) && r.isFile(ctx, dirs[i]+"__init__.py") {
+				i++
+			}
+			return project{root: dirs[i], kind: kindPython, marker: module}, true
 		}
 	}
 	return project{}, false
@@ -241,8 +255,8 @@ var npmEnv = []string{"NPM_CONFIG_OFFLINE=true", "NPM_CONFIG_UPDATE_NOTIFIER=fal
 // An explicit command wins; it runs in the project root when there is one
 // and over the prefix's own subtree otherwise.
 func (r *server) plan(ctx context.Context, call catalog.Call, prefix string) (testPlan, error) {
-	proj, found := r.findProject(ctx, call, prefix)
 	tc := r.tools
+	proj, found := r.findProject(ctx, call, prefix, tc.Command == nil)
 	if tc.Command != nil {
 		p := testPlan{copyPrefix: prefix, argv: tc.Command, reason: "ARROWHEAD_EXEC_TEST_COMMAND is set", parser: parserFor(tc.Command)}
 		if found {

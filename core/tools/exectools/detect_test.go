@@ -84,8 +84,8 @@ func TestRunTestsFallsBackToUnittest(t *testing.T) {
 }
 
 // TestRunTestsFindsLooseTestModules: a folder of scripts with a test module
-// beside them and no project file is a Python project rooted there; a
-// test module deeper down does not make its parent one.
+// beside them and no project file is a Python project rooted there, and
+// test modules inside a package make the directory above it one.
 func TestRunTestsFindsLooseTestModules(t *testing.T) {
 	files := map[string]string{
 		"src/calc.py": "def add(a, b):\n    return a + b\n",
@@ -125,9 +125,20 @@ class Calc(unittest.TestCase):
 	if !strings.HasSuffix(out["command"].(string), "discover -s . -t . -p test_calc.py") || number(tests["passed"]) != 1 || number(tests["failed"]) != 1 {
 		t.Fatalf("command %q: tests %v\nstderr %s", out["command"], tests, out["stderr"])
 	}
-	if _, _, te := e.call(t, runner, "run_tests", map[string]any{"path_prefix": "other/"}); te == nil || te.Kind != catalog.KindUnavailable ||
-		!strings.Contains(te.Message, "test_*.py module") {
-		t.Fatalf("other/: %v", te)
+	// Test modules inside a package run from the directory above it.
+	pkg := newEnvWith(t, map[string]string{"ARROWHEAD_EXEC_TEST_COMMAND": ""}, map[string]string{
+		"src/pkgs/inventory/__init__.py": "",
+		"src/pkgs/inventory/stock.py":    "def count():\n    return 3\n",
+		"src/pkgs/inventory/test_stock.py": "import unittest\nfrom inventory.stock import count\n\n\n" +
+			"class Stock(unittest.TestCase):\n    def test_count(self):\n        self.assertEqual(count(), 3)\n",
+	}, exectools.Toolchain{Python: "/usr/bin/python3"})
+	out, _, te = pkg.call(t, runner, "run_tests", map[string]any{"path_prefix": "src/pkgs/inventory/"})
+	if te != nil {
+		t.Fatal(te)
+	}
+	tests = out["tests"].(map[string]any)
+	if out["work_dir"] != "src/pkgs" || !strings.Contains(out["command"].(string), "discover -s inventory -t .") || number(tests["passed"]) != 1 {
+		t.Fatalf("command %q in %q: tests %v\nstderr %s", out["command"], out["work_dir"], tests, out["stderr"])
 	}
 }
 
