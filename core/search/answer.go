@@ -57,7 +57,7 @@ func (r Report) Summary(noun string, v Vars) string {
 	case r.Complete() && len(r.Matches) == 0:
 		b.WriteString("No matches. Searched " + r.all(noun) + r.where() + ".")
 	case r.Complete():
-		b.WriteString(count(len(r.Matches), "matches") + ". Searched " + r.all(noun) + r.where() + ".")
+		b.WriteString(Count(len(r.Matches), "matches") + ". Searched " + r.all(noun) + r.where() + ".")
 	case r.ResultsTruncated:
 		b.WriteString("Showing the first " + strconv.Itoa(len(r.Matches)) + " matches in path order; more exist. The result cap (" +
 			setting(v.Results, strconv.Itoa(r.Limits.MaxResults)) + ") stopped the search after " + thousands(r.reached()) + " " + of + ".")
@@ -65,7 +65,7 @@ func (r Report) Summary(noun string, v Vars) string {
 		if len(r.Matches) == 0 {
 			b.WriteString("No matches in the part searched, but the search did not finish: ")
 		} else {
-			b.WriteString(count(len(r.Matches), "matches") + " in the part searched; the search did not finish: ")
+			b.WriteString(Count(len(r.Matches), "matches") + " in the part searched; the search did not finish: ")
 		}
 		switch {
 		case r.DeadlineExceeded:
@@ -115,7 +115,7 @@ func (r Report) Summary(noun string, v Vars) string {
 		if sk.Gone > 0 {
 			parts = append(parts, strconv.Itoa(sk.Gone)+" changed, gone or unreadable when read")
 		}
-		b.WriteString(" Passed over " + count(sk.Total(), noun) + ": " + strings.Join(parts, ", ") + ".")
+		b.WriteString(" Passed over " + Count(sk.Total(), noun) + ": " + strings.Join(parts, ", ") + ".")
 	}
 	if r.SecretsRedacted {
 		b.WriteString(" " + SecretsNote)
@@ -128,7 +128,7 @@ func (r Report) all(noun string) string {
 	if r.FilesScanned == 1 {
 		return "the one " + singular(noun)
 	}
-	return "all " + count(r.FilesScanned, noun)
+	return "all " + Count(r.FilesScanned, noun)
 }
 
 // where qualifies "all N files" when a prefix narrowed the search.
@@ -147,13 +147,14 @@ func (r Report) reached() int { return r.FilesScanned + r.Skipped.Total() }
 // not finish counting).
 func (r Report) ofListed(noun string) string {
 	if r.ListedExact {
-		return "of " + count(r.FilesListed, noun)
+		return "of " + Count(r.FilesListed, noun)
 	}
-	return "of at least " + count(r.FilesListed, noun)
+	return "of at least " + Count(r.FilesListed, noun)
 }
 
-// count writes n with thousands separators and its noun.
-func count(n int, noun string) string {
+// Count writes n with thousands separators and its noun, a plural made
+// singular for one ("1 match", "2 matches").
+func Count(n int, noun string) string {
 	if n == 1 {
 		noun = singular(noun)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
+	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -71,7 +72,7 @@ func (c *corpus) scanTool(ctx context.Context, call catalog.Call, in docScanInpu
 	if err != nil {
 		return nil, err
 	}
-	return rep.reply(), nil
+	return catalog.Answer(rep.Output(), summarizeFindings(rep, c.config)), nil
 }
 
 // ScanReport is a finished (or bounded) scan, shared with the async scan of
@@ -81,10 +82,6 @@ type ScanReport struct {
 	FilesScanned int
 	FilesSkipped int
 	Truncated    []string
-}
-
-func (r ScanReport) reply() *catalog.Reply[ScanOutput] {
-	return catalog.Answer(r.Output(), summarizeFindings(r))
 }
 
 // Output is the report as doc_scan returns it: paths sanitized, values
@@ -159,9 +156,28 @@ func (c *corpus) scan(ctx context.Context, p ports.Principal, prefix string, bet
 	return rep, nil
 }
 
-func summarizeFindings(r ScanReport) string {
+// summarizeFindings is doc_scan's text: the counts, every document it
+// passed over and every bound that cut it short (a model reading "no
+// findings" must know whether the whole corpus was read), then the
+// findings.
+func summarizeFindings(r ScanReport, cfg Config) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Scanned %d documents; %d findings.\n", r.FilesScanned, len(r.Findings))
+	fmt.Fprintf(&b, "Scanned %s; %s.", search.Count(r.FilesScanned, "documents"), search.Count(len(r.Findings), "findings"))
+	if r.FilesSkipped > 0 {
+		fmt.Fprintf(&b, " Skipped %s: not authorized, larger than ARROWHEAD_SCAN_PER_FILE_MAX_BYTES (%d bytes) or unreadable.",
+			search.Count(r.FilesSkipped, "documents"), cfg.ScanFileMaxBytes)
+	}
+	for _, bound := range r.Truncated {
+		switch bound {
+		case "files":
+			fmt.Fprintf(&b, " The scan did not finish: it lists at most ARROWHEAD_SCAN_MAX_FILES (%d) documents, and more exist; narrow it with path_prefix.", cfg.ScanMaxFiles)
+		case "findings":
+			fmt.Fprintf(&b, " The scan did not finish: it stopped at ARROWHEAD_SCAN_MAX_FINDINGS (%d) findings, before the rest of the documents.", cfg.ScanMaxFindings)
+		case "timeout":
+			fmt.Fprintf(&b, " The scan did not finish: ARROWHEAD_SCAN_TIMEOUT_SECONDS (%s) ran out before the rest of the documents.", cfg.ScanTimeout)
+		}
+	}
+	b.WriteByte('\n')
 	for _, f := range r.Findings {
 		fmt.Fprintf(&b, "%s:%d:%d %s\n", content.SanitizeString(f.Path), f.Line, f.Column, f.Placeholder)
 	}

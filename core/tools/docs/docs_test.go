@@ -269,6 +269,35 @@ func TestDocScanNeverReturnsRawValues(t *testing.T) {
 	}
 }
 
+// TestDocScanTextSaysWhatItDidNotScan: the text the model reads names the
+// documents a scan passed over and the bound that stopped it, so "no
+// findings" is never read as "the corpus is clean" when it was not all
+// read.
+func TestDocScanTextSaysWhatItDidNotScan(t *testing.T) {
+	e := newEnv(t, map[string]string{"ARROWHEAD_SCAN_MAX_FINDINGS": "2", "ARROWHEAD_SCAN_PER_FILE_MAX_BYTES": "1000"}, map[string]string{
+		"a/big.txt":   strings.Repeat("plain text ", 200),
+		"b/mail.txt":  "carol@example.com\ndave@example.com\n",
+		"c/more.txt":  "erin@example.com\n",
+		"d/clean.txt": "nothing here\n",
+	})
+	res, te := coretest.Call(t, e.app, alice, "doc_scan", map[string]any{})
+	if te != nil {
+		t.Fatal(te)
+	}
+	for _, want := range []string{"Scanned 1 document; 2 findings.",
+		"Skipped 1 document: not authorized, larger than ARROWHEAD_SCAN_PER_FILE_MAX_BYTES (1000 bytes) or unreadable.",
+		"The scan did not finish: it stopped at ARROWHEAD_SCAN_MAX_FINDINGS (2) findings, before the rest of the documents."} {
+		if !strings.Contains(res.Text, want) {
+			t.Errorf("the text lacks %q:\n%s", want, res.Text)
+		}
+	}
+	one := newEnv(t, nil, map[string]string{"x.txt": "frank@example.com\n"})
+	if res, te := coretest.Call(t, one.app, alice, "doc_scan", map[string]any{}); te != nil || !strings.HasPrefix(res.Text, "Scanned 1 document; 1 finding.\n") ||
+		strings.Contains(res.Text, "did not finish") || strings.Contains(res.Text, "Skipped") {
+		t.Fatalf("a whole scan: %v %q", te, res.Text)
+	}
+}
+
 func TestDocResourcesAndCompletion(t *testing.T) {
 	files := map[string]string{"public/a.md": "# A", "private/b.md": "# B"}
 	for i := 0; i < 150; i++ {
