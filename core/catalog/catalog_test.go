@@ -131,7 +131,7 @@ func TestSchemaValidate(t *testing.T) {
 		`{"name":"a","k":11}`:                "argument 'k' must be at most 10",
 		`{"name":"a","k":1.5}`:               "argument 'k' must be an integer",
 		`{"name":"a","flag":"yes"}`:          "argument 'flag' must be a boolean",
-		`{"name":"a","mode":"c"}`:            "argument 'mode' must be one of the allowed values",
+		`{"name":"a","mode":"c"}`:            "argument 'mode' must be one of: a, b",
 		`{"name":"a","code":"abc"}`:          "argument 'code' does not match the required pattern",
 		`{"name":"a","items":["a","b","c"]}`: "argument 'items' must have at most 2 items",
 		`{"name":"a","items":["abcd"]}`:      "argument 'items'[0] must be at most 3 characters",

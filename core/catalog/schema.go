@@ -197,7 +197,8 @@ func (s *Schema) validate(v any, path string, depth int) error {
 			return fmt.Errorf("%s must be at most %d characters", path, *s.MaxLength)
 		}
 		if len(s.Enum) > 0 && !slices.Contains(s.Enum, str) {
-			return fmt.Errorf("%s must be one of the allowed values", path)
+			// The values are the schema's own, never the caller's.
+			return fmt.Errorf("%s must be one of: %s", path, strings.Join(s.Enum, ", "))
 		}
 		if s.pattern != nil && !s.pattern().MatchString(str) {
 			return fmt.Errorf("%s does not match the required pattern", path)
