@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
 )
 
@@ -57,15 +58,15 @@ func (r Report) Summary(noun string, v Vars) string {
 	case r.Complete() && len(r.Matches) == 0:
 		b.WriteString("No matches. Searched " + r.all(noun) + r.where() + ".")
 	case r.Complete():
-		b.WriteString(Count(len(r.Matches), "matches") + ". Searched " + r.all(noun) + r.where() + ".")
+		b.WriteString(catalog.Count(len(r.Matches), "matches") + ". Searched " + r.all(noun) + r.where() + ".")
 	case r.ResultsTruncated:
 		b.WriteString("Showing the first " + strconv.Itoa(len(r.Matches)) + " matches in path order; more exist. The result cap (" +
-			setting(v.Results, strconv.Itoa(r.Limits.MaxResults)) + ") stopped the search after " + thousands(r.reached()) + " " + of + ".")
+			setting(v.Results, strconv.Itoa(r.Limits.MaxResults)) + ") stopped the search after " + catalog.Thousands(r.reached()) + " " + of + ".")
 	default:
 		if len(r.Matches) == 0 {
 			b.WriteString("No matches in the part searched, but the search did not finish: ")
 		} else {
-			b.WriteString(Count(len(r.Matches), "matches") + " in the part searched; the search did not finish: ")
+			b.WriteString(catalog.Count(len(r.Matches), "matches") + " in the part searched; the search did not finish: ")
 		}
 		switch {
 		case r.DeadlineExceeded:
@@ -75,7 +76,7 @@ func (r Report) Summary(noun string, v Vars) string {
 		default:
 			b.WriteString("the file cap (" + setting(v.Files, strconv.Itoa(r.Limits.MaxFiles)) + ")")
 		}
-		b.WriteString(" stopped it after " + thousands(r.reached()) + " " + of + ", in path order.")
+		b.WriteString(" stopped it after " + catalog.Thousands(r.reached()) + " " + of + ", in path order.")
 	}
 	if !r.Complete() {
 		b.WriteString(" Narrow the search with path_prefix")
@@ -115,7 +116,7 @@ func (r Report) Summary(noun string, v Vars) string {
 		if sk.Gone > 0 {
 			parts = append(parts, strconv.Itoa(sk.Gone)+" changed, gone or unreadable when read")
 		}
-		b.WriteString(" Passed over " + Count(sk.Total(), noun) + ": " + strings.Join(parts, ", ") + ".")
+		b.WriteString(" Passed over " + catalog.Count(sk.Total(), noun) + ": " + strings.Join(parts, ", ") + ".")
 	}
 	if r.SecretsRedacted {
 		b.WriteString(" " + SecretsNote)
@@ -126,9 +127,9 @@ func (r Report) Summary(noun string, v Vars) string {
 // all is "all N files", or "the one file".
 func (r Report) all(noun string) string {
 	if r.FilesScanned == 1 {
-		return "the one " + singular(noun)
+		return "the one " + catalog.Singular(noun)
 	}
-	return "all " + Count(r.FilesScanned, noun)
+	return "all " + catalog.Count(r.FilesScanned, noun)
 }
 
 // where qualifies "all N files" when a prefix narrowed the search.
@@ -147,34 +148,9 @@ func (r Report) reached() int { return r.FilesScanned + r.Skipped.Total() }
 // not finish counting).
 func (r Report) ofListed(noun string) string {
 	if r.ListedExact {
-		return "of " + Count(r.FilesListed, noun)
+		return "of " + catalog.Count(r.FilesListed, noun)
 	}
-	return "of at least " + Count(r.FilesListed, noun)
-}
-
-// Count writes n with thousands separators and its noun, a plural made
-// singular for one ("1 match", "2 matches").
-func Count(n int, noun string) string {
-	if n == 1 {
-		noun = singular(noun)
-	}
-	return thousands(n) + " " + noun
-}
-
-// thousands writes n with comma thousands separators (9,354).
-func thousands(n int) string {
-	s := strconv.Itoa(n)
-	for i := len(s) - 3; i > 0 && s[i-1] != '-'; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
-}
-
-func singular(noun string) string {
-	if strings.HasSuffix(noun, "es") && strings.HasSuffix(noun, "ches") {
-		return strings.TrimSuffix(noun, "es")
-	}
-	return strings.TrimSuffix(noun, "s")
+	return "of at least " + catalog.Count(r.FilesListed, noun)
 }
 
 // setting is "NAME=value", or the value alone when the caller named no

@@ -8,7 +8,6 @@ import (
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
-	"github.com/arrowhead-go/arrowhead/core/search"
 	"github.com/arrowhead-go/arrowhead/core/security"
 	"github.com/arrowhead-go/arrowhead/ports"
 )
@@ -162,10 +161,10 @@ func (c *corpus) scan(ctx context.Context, p ports.Principal, prefix string, bet
 // findings.
 func summarizeFindings(r ScanReport, cfg Config) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Scanned %s; %s.", search.Count(r.FilesScanned, "documents"), search.Count(len(r.Findings), "findings"))
+	fmt.Fprintf(&b, "Scanned %s; %s.", catalog.Count(r.FilesScanned, "documents"), catalog.Count(len(r.Findings), "findings"))
 	if r.FilesSkipped > 0 {
 		fmt.Fprintf(&b, " Skipped %s: not authorized, larger than ARROWHEAD_SCAN_PER_FILE_MAX_BYTES (%d bytes) or unreadable.",
-			search.Count(r.FilesSkipped, "documents"), cfg.ScanFileMaxBytes)
+			catalog.Count(r.FilesSkipped, "documents"), cfg.ScanFileMaxBytes)
 	}
 	for _, bound := range r.Truncated {
 		switch bound {

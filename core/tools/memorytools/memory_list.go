@@ -48,7 +48,7 @@ func (m *memories) list(ctx context.Context, call catalog.Call, in memoryListInp
 	}
 	out := memoryListOutput{Memories: make([]memoryEntry, 0, len(recs)), Truncated: truncated}
 	var text strings.Builder
-	fmt.Fprintf(&text, "%d memories in %s:\n", len(recs), in.Namespace)
+	fmt.Fprintf(&text, "%s in %s:\n", catalog.Count(len(recs), "memories"), in.Namespace)
 	for _, r := range recs {
 		out.Memories = append(out.Memories, memoryEntry{ID: r.ID, Metadata: content.SanitizedObject(r.Metadata), CreatedAt: stamp(r.CreatedAt),
 			UpdatedAt: stamp(r.UpdatedAt), Size: r.Size(), Provenance: provenance(r.Provenance)})

@@ -59,7 +59,7 @@ func (m *memories) search(ctx context.Context, call catalog.Call, in memorySearc
 		return nil, refusal(err, "Namespace")
 	}
 	out := memorySearchOutput{Results: make([]memoryResult, 0, len(hits)), Recall: string(recall)}
-	text := fmt.Sprintf("%d memories (%s recall):\n", len(hits), recall)
+	text := fmt.Sprintf("%s (%s recall):\n", catalog.Count(len(hits), "memories"), recall)
 	for _, h := range hits {
 		r := h.Record
 		f := frame("memory", r.Namespace+"/"+r.ID, r.Content)

@@ -36,7 +36,7 @@ func (h *handles) list(ctx context.Context, call catalog.Call, _ taskListInput) 
 	}
 	out := taskListOutput{Tasks: make([]handleOut, 0, len(tasks)), Truncated: truncated}
 	var text strings.Builder
-	fmt.Fprintf(&text, "%d tasks:\n", len(tasks))
+	fmt.Fprintf(&text, "%s:\n", catalog.Count(len(tasks), "tasks"))
 	for _, t := range tasks {
 		out.Tasks = append(out.Tasks, handle(t))
 		fmt.Fprintf(&text, "- %s %s %s\n", t.ID, t.Kind, t.Status)
