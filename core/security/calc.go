@@ -27,7 +27,7 @@ var (
 	ErrCalcEmpty      = errors.New("the expression is empty")
 	ErrCalcTooLong    = errors.New("the expression is too long")
 	ErrCalcCharacters = errors.New("the expression may contain only digits, + - * / ( ) . and spaces")
-	ErrCalcSyntax     = errors.New("the expression is not valid arithmetic")
+	ErrCalcSyntax     = errors.New("the expression is not valid arithmetic: numbers joined by + - * / with parentheses (no powers or functions)")
 	ErrCalcTooComplex = errors.New("the expression is too complex")
 	ErrCalcDivByZero  = errors.New("division by zero")
 	ErrCalcOverflow   = errors.New("the result is too large")

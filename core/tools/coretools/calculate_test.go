@@ -63,7 +63,7 @@ func TestCalculate(t *testing.T) {
 	for expr, want := range map[string]string{
 		"1/0":                          "Division by zero.",
 		"__import__('os').system('x')": "The expression may contain only digits, + - * / ( ) . and spaces.",
-		"2 ** 8":                       "The expression is not valid arithmetic.",
+		"2 ** 8":                       "The expression is not valid arithmetic: numbers joined by + - * / with parentheses (no powers or functions).",
 	} {
 		_, err := invoke(t, spec, `{"expression":`+quote(expr)+`}`)
 		te, ok := catalog.AsToolError(err)
