@@ -236,6 +236,13 @@ func parsePytestOutput(base string, stdout []byte) testReport {
 			continue
 		}
 		if cur != nil {
+			if pytestChained(l) {
+				// The exception that ended the test is the last of a
+				// chain; the ones it was raised while handling are not
+				// what the test reports.
+				cur.errs = cur.errs[:0]
+				continue
+			}
 			if m := pytestFrame.FindStringSubmatch(l); m != nil {
 				n, _ := strconv.Atoi(m[2])
 				cur.frames = append(cur.frames, pytestFrameAt{file: m[1], line: n})
@@ -287,6 +294,13 @@ func parsePytestOutput(base string, stdout []byte) testReport {
 		rep.Failed = len(rep.Failures)
 	}
 	return rep
+}
+
+// pytestChained reports the line pytest puts between the exceptions of a
+// chain.
+func pytestChained(l string) bool {
+	return l == "During handling of the above exception, another exception occurred:" ||
+		l == "The above exception was the direct cause of the following exception:"
 }
 
 // pytestSectionOf is the first section not yet matched that reports the

@@ -104,6 +104,44 @@ func TestParsePytestErrors(t *testing.T) {
 	}
 }
 
+// pytest 7.2.1 on a module whose import fails while handling another
+// exception: the chain's last exception is the one reported.
+const pytestChainOut = `.                                                                        [100%]
+==================================== ERRORS ====================================
+_____________________ ERROR collecting tests/test_meta.py ______________________
+ImportError while importing test module '/tmp/pyt2/tests/test_meta.py'.
+Hint: make sure your test modules/packages have valid Python names.
+Traceback:
+/usr/lib/python3.11/importlib/metadata/__init__.py:563: in from_name
+    return next(cls.discover(name=name))
+E   StopIteration
+
+During handling of the above exception, another exception occurred:
+/usr/lib/python3.11/importlib/__init__.py:126: in import_module
+    return _bootstrap._gcd_import(name[level:], package, level)
+tests/test_meta.py:2: in <module>
+    V = importlib.metadata.version("not-installed-arrowhead")
+/usr/lib/python3.11/importlib/metadata/__init__.py:1008: in version
+    return distribution(distribution_name).version
+/usr/lib/python3.11/importlib/metadata/__init__.py:981: in distribution
+    return Distribution.from_name(distribution_name)
+/usr/lib/python3.11/importlib/metadata/__init__.py:565: in from_name
+    raise PackageNotFoundError(name)
+E   importlib.metadata.PackageNotFoundError: No package metadata was found for not-installed-arrowhead
+=========================== short test summary info ============================
+ERROR tests/test_meta.py
+1 passed, 1 error in 0.04s
+`
+
+func TestParsePytestChainedException(t *testing.T) {
+	rep := parsePytestOutput("", []byte(pytestChainOut))
+	want := testFailure{Test: "tests/test_meta.py", File: "tests/test_meta.py", Line: 2,
+		Message: "importlib.metadata.PackageNotFoundError: No package metadata was found for not-installed-arrowhead"}
+	if !rep.Parsed || rep.Passed != 1 || rep.Failed != 1 || len(rep.Failures) != 1 || rep.Failures[0] != want {
+		t.Fatalf("report %+v", rep)
+	}
+}
+
 func TestParsePytest(t *testing.T) {
 	rep := parsePytestOutput("py/", []byte(pytestOut))
 	if !rep.Parsed || rep.Passed != 2 || rep.Failed != 1 || rep.Skipped != 1 || len(rep.Failures) != 1 {
