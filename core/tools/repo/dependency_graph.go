@@ -2,7 +2,9 @@ package repo
 
 import (
 	"context"
+	"fmt"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
@@ -87,7 +89,18 @@ func (t *tree) graph(ctx context.Context, call catalog.Call, in dependencyGraphI
 	}
 	framed := content.Frame(text.String(), content.NewSource("dependencies", "repository", "text", []byte(text.String())))
 	out.Marker = framed.Marker
-	return catalog.Answer(out, framed.Text), nil
+	answer := framed.Text
+	if truncated {
+		// The graph is only as whole as the files read: say so where the
+		// model reads it, not only in the structured result.
+		last := ""
+		if len(files) > 0 {
+			last = ", the last " + strconv.Quote(oneLine(content.SanitizeString(files[len(files)-1].Path)))
+		}
+		answer += fmt.Sprintf("\nStopped early: the graph read its %s (ARROWHEAD_DEPENDENCY_GRAPH_MAX_FILES) in path order%s; "+
+			"the modules and imports of the files after them are missing. Ask for a narrower path_prefix.\n", catalog.Count(len(files), "files"), last)
+	}
+	return catalog.Answer(out, answer), nil
 }
 
 // goModules finds the go.mod governing a directory by looking up the tree

@@ -434,6 +434,12 @@ func TestDependencyGraph(t *testing.T) {
 	if !slices.Equal(res.Structured()["truncated"].([]any), []any{"files"}) || res.Structured()["files_scanned"] != float64(1) {
 		t.Errorf("capped: %v", res.Structured())
 	}
+	if !strings.Contains(res.Text, "Stopped early: the graph read its 1 file (ARROWHEAD_DEPENDENCY_GRAPH_MAX_FILES) in path order, the last ") {
+		t.Errorf("the capped graph's text does not say it stopped:\n%s", res.Text)
+	}
+	if res := e.ok(t, "dependency_graph", map[string]any{}); strings.Contains(res.Text, "Stopped early") {
+		t.Errorf("a whole graph says it stopped:\n%s", res.Text)
+	}
 }
 
 func TestNotConfiguredWithoutARepository(t *testing.T) {
