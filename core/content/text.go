@@ -19,6 +19,7 @@ package content
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -252,6 +253,17 @@ func skipString(b []byte, i int) int {
 		i++
 	}
 	return i
+}
+
+// CutNote is the sentence a tool's text ends with when Truncate cut what
+// it frames (cut), naming the setting and its value: the model must not
+// take the end of the frame for the end of the content. It is "" when
+// nothing was cut.
+func CutNote(cut bool, setting string, limit int64) string {
+	if !cut {
+		return ""
+	}
+	return fmt.Sprintf("\nThe text above was cut at %s (%d bytes); the rest is not shown.", setting, limit)
 }
 
 // Truncate cuts s to at most maxBytes without splitting a UTF-8 sequence and

@@ -156,6 +156,19 @@ func TestSummarizeDiffRefusesOversizeBeforeTheModel(t *testing.T) {
 	}
 }
 
+// A model answer cut at the content cap says so where the model reads it.
+func TestSummarizeDiffSaysItsAnswerWasCut(t *testing.T) {
+	m := &fakeModel{Answer: strings.Repeat("word ", 100)}
+	app := newApp(t, m, map[string]string{"ARROWHEAD_CONTENT_MAX_BYTES": "50"})
+	res, te := call(t, app, "summarize_diff", map[string]any{"diff": "--- a/x\n+++ b/x\n+y\n"})
+	if te != nil {
+		t.Fatal(te)
+	}
+	if res.Structured()["truncated"] != true || !strings.HasSuffix(res.Text, "cut at ARROWHEAD_CONTENT_MAX_BYTES (50 bytes); the rest is not shown.") {
+		t.Fatalf("truncated %v, text %q", res.Structured()["truncated"], res.Text)
+	}
+}
+
 func TestPromptCharacterCap(t *testing.T) {
 	m := &fakeModel{Answer: "ok"}
 	app := newApp(t, m, map[string]string{"ARROWHEAD_LLM_MAX_PROMPT_CHARS": "200"})

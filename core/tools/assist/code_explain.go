@@ -56,5 +56,5 @@ func (m *model) explain(ctx context.Context, call catalog.Call, in codeExplainIn
 		return nil, err
 	}
 	out := codeExplainOutput{Framed: framed, Path: ex.Path, StartLine: ex.StartLine, EndLine: ex.EndLine, Truncated: truncated}
-	return catalog.Answer(out, framed.Text), nil
+	return catalog.Answer(out, framed.Text+content.CutNote(truncated, "ARROWHEAD_CONTENT_MAX_BYTES", int64(m.config.ContentMaxBytes))), nil
 }

@@ -47,5 +47,6 @@ func (m *model) summarize(ctx context.Context, call catalog.Call, in summarizeDi
 	if err != nil {
 		return nil, err
 	}
-	return catalog.Answer(summarizeDiffOutput{Framed: framed, Truncated: truncated}, framed.Text), nil
+	return catalog.Answer(summarizeDiffOutput{Framed: framed, Truncated: truncated},
+		framed.Text+content.CutNote(truncated, "ARROWHEAD_CONTENT_MAX_BYTES", int64(m.config.ContentMaxBytes))), nil
 }

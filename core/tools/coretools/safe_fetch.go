@@ -88,7 +88,7 @@ func (f *server) fetch(ctx context.Context, _ catalog.Call, in safeFetchInput) (
 		ContentType: mediaType,
 		FinalURL:    framed.Source.Identifier,
 		Truncated:   truncated,
-	}, framed.Text), nil
+	}, framed.Text+content.CutNote(truncated, "ARROWHEAD_FETCH_MAX_RESPONSE_BYTES", int64(maxBytes))), nil
 }
 
 // textualMediaType returns the lower-case media type of a textual

@@ -3,6 +3,7 @@ package coretools_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -179,6 +180,9 @@ func TestSafeFetchTruncatesGrownText(t *testing.T) {
 	}
 	if res.Structured()["truncated"] != true {
 		t.Fatal("truncated not reported")
+	}
+	if want := fmt.Sprintf("The text above was cut at ARROWHEAD_FETCH_MAX_RESPONSE_BYTES (%d bytes)", s.FetchMaxResponseBytes); !strings.HasSuffix(strings.TrimSpace(res.Text), want+"; the rest is not shown.") {
+		t.Errorf("the text does not end by saying it was cut: ...%q", res.Text[max(0, len(res.Text)-200):])
 	}
 	marker := res.Structured()["marker"].(string)
 	text := res.Structured()["content"].(string)

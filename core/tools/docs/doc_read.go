@@ -40,7 +40,13 @@ func (c *corpus) readTool(ctx context.Context, call catalog.Call, in docReadInpu
 	if err != nil {
 		return nil, err
 	}
-	return catalog.Answer(out, out.Text), nil
+	return catalog.Answer(out, out.Text+c.cutNote(out.Truncated)), nil
+}
+
+// cutNote is the text's last sentence when the sanitized content was cut
+// at ARROWHEAD_CONTENT_MAX_BYTES.
+func (c *corpus) cutNote(cut bool) string {
+	return content.CutNote(cut, "ARROWHEAD_CONTENT_MAX_BYTES", int64(c.config.ContentMaxBytes))
 }
 
 // read is the shared path of doc_read and the doc:// resource: validate,

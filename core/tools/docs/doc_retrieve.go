@@ -69,7 +69,7 @@ func (c *corpus) retrieve(ctx context.Context, _ catalog.Call, in docRetrieveInp
 		return nil, err
 	}
 	out := retrieveOutput{sanitizedDocument{framed, format, truncated}, framed.Source.Identifier, resp.Status}
-	return catalog.Answer(out, framed.Text), nil
+	return catalog.Answer(out, framed.Text+c.cutNote(truncated)), nil
 }
 
 // egressRefusal maps the egress path's reasons: address and URL problems

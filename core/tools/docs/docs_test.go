@@ -298,6 +298,18 @@ func TestDocScanTextSaysWhatItDidNotScan(t *testing.T) {
 	}
 }
 
+// A document cut at the content cap says so where the model reads it.
+func TestDocReadSaysItWasCut(t *testing.T) {
+	e := newEnv(t, map[string]string{"ARROWHEAD_CONTENT_MAX_BYTES": "20"}, map[string]string{"long.md": strings.Repeat("line of text\n", 20)})
+	res, te := coretest.Call(t, e.app, alice, "doc_read", map[string]any{"path": "long.md"})
+	if te != nil {
+		t.Fatal(te)
+	}
+	if res.Structured()["truncated"] != true || !strings.HasSuffix(res.Text, "cut at ARROWHEAD_CONTENT_MAX_BYTES (20 bytes); the rest is not shown.") {
+		t.Fatalf("truncated %v, text %q", res.Structured()["truncated"], res.Text)
+	}
+}
+
 func TestDocResourcesAndCompletion(t *testing.T) {
 	files := map[string]string{"public/a.md": "# A", "private/b.md": "# B"}
 	for i := 0; i < 150; i++ {

@@ -54,5 +54,8 @@ func (m *memories) list(ctx context.Context, call catalog.Call, in memoryListInp
 			UpdatedAt: stamp(r.UpdatedAt), Size: r.Size(), Provenance: provenance(r.Provenance)})
 		fmt.Fprintf(&text, "- %s (%d bytes, updated %s)\n", r.ID, r.Size(), stamp(r.UpdatedAt))
 	}
+	if truncated {
+		text.WriteString("More memories exist in this namespace than are listed.\n")
+	}
 	return catalog.Answer(out, text.String()), nil
 }

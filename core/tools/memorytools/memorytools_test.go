@@ -146,3 +146,23 @@ func TestStoreFaultsGetTheStoresRefusal(t *testing.T) {
 		}
 	}
 }
+
+// cutList is a memory backend whose listing is cut at its limit.
+type cutList struct{ ports.MemoryBackend }
+
+func (cutList) List(_ context.Context, _, ns string, _ int) ([]ports.MemoryRecord, bool, error) {
+	return []ports.MemoryRecord{{Namespace: ns, ID: "m1", Content: "one"}}, true, nil
+}
+
+// TestMemoryListSaysWhenItIsCut: a listing the backend cut says so in the
+// text the model reads, not only in the structured result.
+func TestMemoryListSaysWhenItIsCut(t *testing.T) {
+	res, err := newApp(t, cutList{}, nil).Call(t.Context(), alice, "memory_list", map[string]any{"namespace": "notes"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Structured()["truncated"] != true || !strings.HasPrefix(res.Text, "1 memory in notes:\n") ||
+		!strings.HasSuffix(res.Text, "More memories exist in this namespace than are listed.\n") {
+		t.Fatalf("text %q", res.Text)
+	}
+}

@@ -89,7 +89,7 @@ func (n *server) notify(ctx context.Context, call catalog.Call, in notifyInput) 
 	out.Status = resp.Status
 	out.Delivered = resp.Status >= 200 && resp.Status <= 299
 	out.Truncated = resp.Truncated
-	return catalog.Answer(out, out.Framed.Text), nil
+	return catalog.Answer(out, out.Framed.Text+content.CutNote(resp.Truncated, "ARROWHEAD_NOTIFY_MAX_RESPONSE_BYTES", n.config.MaxResponseBytes)), nil
 }
 
 // destination is the authorization resource of a webhook URL: its

@@ -3,6 +3,8 @@ package repo
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
 	"github.com/arrowhead-go/arrowhead/core/content"
@@ -41,7 +43,15 @@ func (t *tree) read(ctx context.Context, call catalog.Call, in codeReadInput) (*
 	}
 	framed := content.Frame(ex.Text, content.NewSource("repo_file", ex.Path, "text", ex.Raw))
 	out := codeReadOutput{Framed: framed, Path: ex.Path, StartLine: ex.StartLine, EndLine: ex.EndLine, TotalLines: ex.TotalLines, Truncated: ex.Truncated}
-	return catalog.Answer(out, framed.Text), nil
+	text := framed.Text
+	if ex.Truncated {
+		// The line after the last whole one shown, which the cut may
+		// have left partly shown.
+		next := ex.StartLine + strings.Count(ex.Text, "\n")
+		text += content.CutNote(true, "ARROWHEAD_CONTENT_MAX_BYTES", int64(t.config.ContentMaxBytes)) +
+			fmt.Sprintf(" Read on with start_line=%d (the file has %d lines).\n", next, ex.TotalLines)
+	}
+	return catalog.Answer(out, text), nil
 }
 
 // Excerpt is a line range of one repository file as code_read serves it.

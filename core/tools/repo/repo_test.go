@@ -287,6 +287,16 @@ func TestCodeReadRanges(t *testing.T) {
 	if c := res.Structured()["content"].(string); strings.ContainsAny(c, "\x1b\u202e") {
 		t.Errorf("content not sanitized: %q", c)
 	}
+	// A read cut at the content cap says where, and where to read on.
+	small := newEnv(t, e.root, map[string]string{"ARROWHEAD_CONTENT_MAX_BYTES": "10"}, nil, nil)
+	res = small.ok(t, "code_read", map[string]any{"path": "src/lines.txt", "start_line": 2})
+	if res.Structured()["truncated"] != true || !strings.HasSuffix(res.Text, "The text above was cut at ARROWHEAD_CONTENT_MAX_BYTES (10 bytes); "+
+		"the rest is not shown. Read on with start_line=4 (the file has 5 lines).\n") {
+		t.Errorf("cut read: %v\n%s", res.Structured()["truncated"], res.Text)
+	}
+	if res := e.ok(t, "code_read", map[string]any{"path": "src/lines.txt"}); strings.Contains(res.Text, "was cut") {
+		t.Errorf("a whole read says it was cut:\n%s", res.Text)
+	}
 }
 
 // TestRepoToolsRefuseWithoutEchoingThePath covers the refusals a caller

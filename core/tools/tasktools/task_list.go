@@ -41,5 +41,8 @@ func (h *handles) list(ctx context.Context, call catalog.Call, _ taskListInput) 
 		out.Tasks = append(out.Tasks, handle(t))
 		fmt.Fprintf(&text, "- %s %s %s\n", t.ID, t.Kind, t.Status)
 	}
+	if truncated {
+		text.WriteString("More tasks exist than are listed.\n")
+	}
 	return catalog.Answer(out, text.String()), nil
 }
