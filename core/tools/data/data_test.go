@@ -3,6 +3,8 @@ package data_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +80,8 @@ func newEnv(t *testing.T, pol string, files map[string]string) env {
 
 // newEnvWriting is newEnv with doc_index writing through wrap(index) when
 // wrap is not nil.
-func newEnvWriting(t *testing.T, pol string, files map[string]string, wrap func(ports.VectorWriter) ports.VectorWriter) env {
+// Settings in extra override the environment's own.
+func newEnvWriting(t *testing.T, pol string, files map[string]string, wrap func(ports.VectorWriter) ports.VectorWriter, extra ...map[string]string) env {
 	t.Helper()
 	root := t.TempDir()
 	coretest.WriteFiles(t, root, files)
@@ -86,6 +89,9 @@ func newEnvWriting(t *testing.T, pol string, files map[string]string, wrap func(
 		"ARROWHEAD_PROFILE": "docs", "ARROWHEAD_RATE_LIMIT_ENABLED": "false",
 		"ARROWHEAD_PGVECTOR_COLLECTIONS": "doc_chunks", "ARROWHEAD_EMBEDDING_DIMENSIONS": "64",
 		"ARROWHEAD_VECTOR_INDEX_CHUNK_MAX_CHARS": "200", "ARROWHEAD_VECTOR_INDEX_CHUNK_OVERLAP": "20",
+	}
+	for _, m := range extra {
+		maps.Copy(vars, m)
 	}
 	s := coretest.Settings(t, vars)
 	store, err := fs.OpenDocuments(fs.DocumentsConfig{Root: root, Extensions: s.DocAllowedExtensions})
@@ -190,6 +196,19 @@ func TestIndexingIsDiffAwareAndTenantScoped(t *testing.T) {
 	first := index(alice)
 	if first["documents_indexed"] != float64(2) || first["chunks_embedded"].(float64) < 3 || first["chunks_unchanged"] != float64(0) {
 		t.Fatalf("first run: %v", first)
+	}
+	res, _ := coretest.Call(t, e.app, alice, "doc_index", map[string]any{"collection": "doc_chunks", "path_prefix": "handbook/"})
+	if want := fmt.Sprintf("Indexed 2 documents: 0 chunks embedded, %v unchanged; 0 documents removed.", first["chunks_total"]); res.Text != want {
+		t.Fatalf("a whole run's text %q, want %q", res.Text, want)
+	}
+	// A run cut by its chunk cap says so, and that it removed nothing.
+	capped := newEnvWriting(t, policy, map[string]string{"handbook/refunds.md": "# Refunds\n\n" + long},
+		nil, map[string]string{"ARROWHEAD_VECTOR_INDEX_MAX_CHUNKS": "1"})
+	res, _ = coretest.Call(t, capped.app, alice, "doc_index", map[string]any{"collection": "doc_chunks", "path_prefix": "handbook/"})
+	if !strings.HasPrefix(res.Text, "Indexed 0 documents: 0 chunks embedded, 0 unchanged; 0 documents removed. The run did not finish: "+
+		"the next document would have passed ARROWHEAD_VECTOR_INDEX_MAX_CHUNKS (1), the chunks one run may write.") ||
+		!strings.Contains(res.Text, "removed from the index only by a run that finishes") {
+		t.Fatalf("a capped run's text %q", res.Text)
 	}
 	before := e.emb.texts.Load()
 	second := index(alice)

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -70,7 +71,7 @@ func (x *server) index(ctx context.Context, call catalog.Call, in docIndexInput)
 	if err != nil {
 		return nil, err
 	}
-	return rep.reply(x.Embedder.Semantic()), nil
+	return rep.reply(x.Embedder.Semantic(), x.config), nil
 }
 
 type indexReport struct {
@@ -79,7 +80,27 @@ type indexReport struct {
 	truncated                          []string
 }
 
-func (r indexReport) reply(semantic bool) *catalog.Reply[docIndexOutput] {
+func (r indexReport) reply(semantic bool, c Config) *catalog.Reply[docIndexOutput] {
+	var text strings.Builder
+	fmt.Fprintf(&text, "Indexed %s: %s embedded, %d unchanged; %s removed.", catalog.Count(r.indexed, "documents"),
+		catalog.Count(r.embedded, "chunks"), r.unchanged, catalog.Count(r.removedDocs, "documents"))
+	if r.skipped > 0 {
+		fmt.Fprintf(&text, " Skipped %s: not authorized, unreadable, larger than ARROWHEAD_DOC_MAX_BYTES or refused by the sanitizer.",
+			catalog.Count(r.skipped, "documents"))
+	}
+	for _, bound := range r.truncated {
+		switch bound {
+		case "files":
+			fmt.Fprintf(&text, " The run did not finish: it lists at most ARROWHEAD_VECTOR_INDEX_MAX_FILES (%d) documents, and more exist.", c.IndexMaxFiles)
+		case "chunks":
+			fmt.Fprintf(&text, " The run did not finish: the next document would have passed ARROWHEAD_VECTOR_INDEX_MAX_CHUNKS (%d), the chunks one run may write.", c.IndexMaxChunks)
+		case "timeout":
+			fmt.Fprintf(&text, " The run did not finish: ARROWHEAD_VECTOR_INDEX_TIMEOUT_SECONDS (%s) ran out.", c.IndexTimeout)
+		}
+	}
+	if len(r.truncated) > 0 {
+		text.WriteString(" Documents gone from the corpus are removed from the index only by a run that finishes; run again with a narrower path_prefix.")
+	}
 	return catalog.Answer(docIndexOutput{
 		DocumentsIndexed: r.indexed,
 		DocumentsSkipped: r.skipped,
@@ -90,8 +111,7 @@ func (r indexReport) reply(semantic bool) *catalog.Reply[docIndexOutput] {
 		ChunksRemoved:    r.shrunk,
 		Truncated:        r.truncated,
 		Semantic:         semantic,
-	}, "Indexed "+strconv.Itoa(r.indexed)+" documents: "+strconv.Itoa(r.embedded)+" chunks embedded, "+
-		strconv.Itoa(r.unchanged)+" unchanged, "+strconv.Itoa(r.removedDocs)+" removed documents.")
+	}, text.String())
 }
 
 // ChunkID derives a chunk's id from its tenant, source and index, so a
