@@ -102,15 +102,25 @@ var Family = core.Family[Config, Ports, *server]{
 		core.Tool(sqlQuery, (*server).query).
 			Needs(func(s *server) bool { return s.SQL != nil }, "The SQL connector is not configured (ARROWHEAD_SQL_DSN)."),
 		core.Tool(vectorSearch, (*server).search).
-			Needs(func(s *server) bool { return s.Vectors != nil }, "Vector search is not configured."),
+			Needs(func(s *server) bool { return s.Vectors != nil }, msgNoVectors),
 		core.Tool(vectorQuery, (*server).vectorQuery).
-			Needs(func(s *server) bool { return s.Vectors != nil }, "Vector retrieval is not configured."),
+			Needs(func(s *server) bool { return s.Vectors != nil }, msgNoVectors),
 		core.Tool(hybridQuery, (*server).hybridQuery).
-			Needs(func(s *server) bool { return s.Vectors != nil }, "Vector retrieval is not configured."),
+			Needs(func(s *server) bool { return s.Vectors != nil }, msgNoVectors),
 		core.Tool(docIndex, (*server).index).
-			Needs(func(s *server) bool { return s.Writer != nil }, "Ingestion is not configured (ARROWHEAD_VECTOR_WRITE_DSN)."),
+			Needs(func(s *server) bool { return s.Writer != nil }, msgNoIngestion),
 	},
 }
+
+// What the vector tools answer where nothing serves them: which settings
+// would. The embedded index serves both while no PostgreSQL connector is
+// set; once one is, the collections live in PostgreSQL.
+const (
+	msgNoVectors = "Vector retrieval is not configured: the embedded index serves it while neither ARROWHEAD_SQL_DSN nor " +
+		"ARROWHEAD_VECTOR_WRITE_DSN is set; with PostgreSQL, ARROWHEAD_PGVECTOR_COLLECTIONS names the collections."
+	msgNoIngestion = "Ingestion is not configured: the embedded index takes it while neither ARROWHEAD_SQL_DSN nor " +
+		"ARROWHEAD_VECTOR_WRITE_DSN is set; with PostgreSQL, it needs ARROWHEAD_VECTOR_WRITE_DSN and ARROWHEAD_PGVECTOR_COLLECTIONS."
+)
 
 // server is what every data tool shares: the Config, the connectors and
 // the per-resource gate on tables and collections.

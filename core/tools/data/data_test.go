@@ -294,15 +294,18 @@ func TestUnsetConnectorsServeNotConfigured(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const noVectors = "Vector retrieval is not configured: the embedded index serves it while neither ARROWHEAD_SQL_DSN nor " +
+		"ARROWHEAD_VECTOR_WRITE_DSN is set; with PostgreSQL, ARROWHEAD_PGVECTOR_COLLECTIONS names the collections."
 	for tool, c := range map[string]struct {
 		args map[string]any
 		want string
 	}{
 		"sql_query":     {map[string]any{"query": "select 1"}, "The SQL connector is not configured (ARROWHEAD_SQL_DSN)."},
-		"vector_search": {map[string]any{"collection": "docs", "embedding": []any{0.1}}, "Vector search is not configured."},
-		"vector_query":  {map[string]any{"collection": "docs", "query": "q"}, "Vector retrieval is not configured."},
-		"hybrid_query":  {map[string]any{"collection": "docs", "query": "q"}, "Vector retrieval is not configured."},
-		"doc_index":     {map[string]any{"collection": "docs"}, "Ingestion is not configured (ARROWHEAD_VECTOR_WRITE_DSN)."},
+		"vector_search": {map[string]any{"collection": "docs", "embedding": []any{0.1}}, noVectors},
+		"vector_query":  {map[string]any{"collection": "docs", "query": "q"}, noVectors},
+		"hybrid_query":  {map[string]any{"collection": "docs", "query": "q"}, noVectors},
+		"doc_index": {map[string]any{"collection": "docs"}, "Ingestion is not configured: the embedded index takes it while neither ARROWHEAD_SQL_DSN nor " +
+			"ARROWHEAD_VECTOR_WRITE_DSN is set; with PostgreSQL, it needs ARROWHEAD_VECTOR_WRITE_DSN and ARROWHEAD_PGVECTOR_COLLECTIONS."},
 	} {
 		_, te := coretest.Call(t, app, alice, tool, c.args)
 		if te == nil || te.Kind != catalog.KindUnavailable || te.Message != c.want {
