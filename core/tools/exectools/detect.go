@@ -156,8 +156,10 @@ func (r *server) findProject(ctx context.Context, call catalog.Call, prefix stri
 		if module, ok := r.looseTestModule(ctx, call, d); ok {
 			// A test module inside a package imports from the directory
 			// above the package, as pytest's rootdir insertion does: the
-			// project starts at the first directory up that is not one.
-			for i+1 < len(dirs) && r.isFile(ctx, dirs[i]+"__init__.py") {
+			// project starts at the first directory up that is not one
+			// in the copy (an __init__.py the caller may not read is not
+			// copied).
+			for i+1 < len(dirs) && r.readable(ctx, call, dirs[i]+"__init__.py") {
 				i++
 			}
 			return project{root: dirs[i], kind: kindPython, marker: module}, true
