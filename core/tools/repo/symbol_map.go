@@ -227,7 +227,7 @@ func (t *tree) answer(results []fileSymbols, truncated map[string]bool, compact 
 		mp.note = fmt.Sprintf("Stopped early: the map reached %d symbols (ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS) in file %d of %d read (ARROWHEAD_SYMBOL_MAP_MAX_FILES %d)",
 			limit, slices.IndexFunc(results, func(r fileSymbols) bool { return r.path == mp.resume })+1, len(results), t.config.SymbolMapMaxFiles)
 	case truncated["files"]:
-		mp.note = fmt.Sprintf("Stopped early: the map read its %d files (ARROWHEAD_SYMBOL_MAP_MAX_FILES), %d symbols", len(results), len(out.Symbols))
+		mp.note = fmt.Sprintf("Stopped early: the map read its %s (ARROWHEAD_SYMBOL_MAP_MAX_FILES), %s", catalog.Count(len(results), "files"), catalog.Count(len(out.Symbols), "symbols"))
 	}
 	return mp
 }
@@ -322,7 +322,7 @@ func (t *tree) suggest(ctx context.Context, prefix string, keep func(string) boo
 		}
 		q := oneLine(content.SanitizeString(p))
 		mp.out.NextPrefixes = append(mp.out.NextPrefixes, q)
-		fmt.Fprintf(&b, "%s (%d files", strconv.Quote(q), counts[p])
+		fmt.Fprintf(&b, "%s (%s", strconv.Quote(q), catalog.Count(counts[p], "files"))
 		if holdsMapped(p) {
 			b.WriteString(" not yet mapped; it holds mapped ones too")
 		}

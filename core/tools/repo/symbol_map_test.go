@@ -95,7 +95,7 @@ func TestSymbolMapStatesItsCut(t *testing.T) {
 	if got := res.Structured()["next_prefixes"].([]any); !slices.Equal(got, []any{"c/x/", "c/y/"}) || !strings.Contains(res.Text, "reached 5 symbols (ARROWHEAD_SYMBOL_MAP_MAX_SYMBOLS) in file 3 of 6") {
 		t.Fatalf("next prefixes %v:\n%s", got, res.Text)
 	}
-	if !strings.Contains(res.Text, `"c/x/" (1 files not yet mapped; it holds mapped ones too), "c/y/" (3 files)`) {
+	if !strings.Contains(res.Text, `"c/x/" (1 file not yet mapped; it holds mapped ones too), "c/y/" (3 files)`) {
 		t.Fatalf("the partly mapped prefix is not marked:\n%s", res.Text)
 	}
 	// An uncut map says nothing of the kind.
