@@ -273,6 +273,13 @@ func TestSearchSummaries(t *testing.T) {
 		{"byte budget", "needle", Limits{MaxResults: 100, MaxTotalBytes: 20}, []string{"bytes"},
 			"3 matches in the part searched; the search did not finish: the byte budget (ARROWHEAD_REPO_SEARCH_MAX_TOTAL_BYTES=20) stopped it after 3 of 30 files, in path order. Narrow the search with path_prefix, or ask the operator to raise ARROWHEAD_REPO_SEARCH_MAX_TOTAL_BYTES."},
 	}
+	// A prefix under which nothing lies says so, not "searched all 0".
+	rep, err := Search(t.Context(), Request{Store: s, Allow: allowAll, Prefix: "f9", Matcher: mustMatcher(t, "needle", false, MatcherOptions{}),
+		Limits: Limits{Workers: 2, Deadline: time.Minute}})
+	if want := "No matches: no file of a type this server serves lies under the prefix. path_prefix matches whole path components " +
+		"from the root (\"src\" covers \"src/a.py\", not \"lib/src/a.py\" or \"srcx/a.py\")."; err != nil || rep.Summary("files", RepoVars(false)) != want {
+		t.Errorf("empty prefix: %v %q", err, rep.Summary("files", RepoVars(false)))
+	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			rep, text := run(tc.q, tc.lim)

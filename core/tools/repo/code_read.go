@@ -3,7 +3,9 @@ package repo
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"path"
 	"strings"
 
 	"github.com/arrowhead-go/arrowhead/core/catalog"
@@ -86,9 +88,9 @@ func NewReader(c Config, store ports.RepoStore, authorizer ports.Authorizer) Rea
 // it as text. An end_line past the end is cut to the last line; a
 // start_line past the end is refused. Refusals are catalog.ToolErrors that
 // never echo the path.
-func (r Reader) Read(ctx context.Context, p ports.Principal, path string, startLine, endLine int) (Excerpt, error) {
+func (r Reader) Read(ctx context.Context, p ports.Principal, reqPath string, startLine, endLine int) (Excerpt, error) {
 	t := r.t
-	rel, err := catalog.CleanPath(path)
+	rel, err := catalog.CleanPath(reqPath)
 	if err != nil {
 		return Excerpt{}, err
 	}
@@ -100,6 +102,12 @@ func (r Reader) Read(ctx context.Context, p ports.Principal, path string, startL
 		return Excerpt{}, catalog.Denied()
 	}
 	raw, _, err := t.store.Read(ctx, rel, t.config.MaxFileBytes)
+	if errors.Is(err, ports.ErrFileType) && path.Ext(rel) == "" {
+		// Decided from the name alone, like the store's refusal, so it
+		// says nothing of whether a directory of that name exists.
+		return Excerpt{}, catalog.Invalid("This name is not served as a file: it has no extension and is not in " +
+			"ARROWHEAD_REPO_ALLOWED_NAMES. If it is a directory, code_read cannot read it; symbol_map or code_search with path_prefix covers one.")
+	}
 	if err != nil {
 		return Excerpt{}, storeRefusal(err)
 	}

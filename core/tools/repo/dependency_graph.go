@@ -90,6 +90,9 @@ func (t *tree) graph(ctx context.Context, call catalog.Call, in dependencyGraphI
 	framed := content.Frame(text.String(), content.NewSource("dependencies", "repository", "text", []byte(text.String())))
 	out.Marker = framed.Marker
 	answer := framed.Text
+	if len(files) == 0 && prefix != "" {
+		answer += "\n" + msgNothingUnderPrefix + "\n"
+	}
 	if truncated {
 		// The graph is only as whole as the files read: say so where the
 		// model reads it, not only in the structured result.

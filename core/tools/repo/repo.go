@@ -209,5 +209,11 @@ func unreadable(err error) bool {
 		errors.Is(err, ports.ErrNotRegular) || errors.Is(err, ports.ErrOutsideJail) || errors.Is(err, ports.ErrFileType)
 }
 
+// msgNothingUnderPrefix follows an empty map or graph whose path_prefix
+// reached no file: most often a mistyped prefix, which "No symbols." alone
+// would hide.
+const msgNothingUnderPrefix = "No source file you may read lies under path_prefix. It matches whole path components from the " +
+	"repository root (\"src\" covers \"src/a.py\", not \"lib/src/a.py\" or \"srcx/a.py\")."
+
 // oneLine keeps a sanitized value on one line of the text answer.
 func oneLine(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "\r", " "), "\n", " ") }

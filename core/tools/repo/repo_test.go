@@ -450,6 +450,23 @@ func TestDependencyGraph(t *testing.T) {
 	if res := e.ok(t, "dependency_graph", map[string]any{}); strings.Contains(res.Text, "Stopped early") {
 		t.Errorf("a whole graph says it stopped:\n%s", res.Text)
 	}
+	// code_read of a directory's name points at the tools that cover one,
+	// and says the same of a name that does not exist.
+	for _, p := range []string{"src", "no-such-dir"} {
+		if _, te := e.call(t, alice, "code_read", map[string]any{"path": p}); te == nil || te.Kind != catalog.KindValidation ||
+			!strings.Contains(te.Message, "If it is a directory, code_read cannot read it") {
+			t.Errorf("code_read(%q): %v", p, te)
+		}
+	}
+	// A prefix that reaches no file says so after the empty answer.
+	for _, tool := range []string{"dependency_graph", "symbol_map"} {
+		if res := e.ok(t, tool, map[string]any{"path_prefix": "srcx/"}); !strings.Contains(res.Text, "No source file you may read lies under path_prefix.") {
+			t.Errorf("%s over an empty prefix:\n%s", tool, res.Text)
+		}
+		if res := e.ok(t, tool, map[string]any{"path_prefix": "src/"}); strings.Contains(res.Text, "No source file you may read") {
+			t.Errorf("%s over a prefix with files says it has none:\n%s", tool, res.Text)
+		}
+	}
 }
 
 func TestNotConfiguredWithoutARepository(t *testing.T) {

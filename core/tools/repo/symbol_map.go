@@ -100,6 +100,9 @@ func (t *tree) symbolMap(ctx context.Context, call catalog.Call, in symbolMapInp
 		}
 	}
 	mp := t.answer(results, map[string]bool{"files": filesCut}, in.Format != "lines")
+	if len(results) == 0 && prefix != "" {
+		mp.note = msgNothingUnderPrefix
+	}
 	if mp.resume != "" {
 		if err := t.suggest(ctx, prefix, keep, results, mp); err != nil {
 			return nil, err
