@@ -90,7 +90,7 @@ func (r ScanReport) Output() ScanOutput {
 		Findings:     make([]ScanFinding, 0, len(r.Findings)),
 		FilesScanned: r.FilesScanned,
 		FilesSkipped: r.FilesSkipped,
-		Truncated:    r.Truncated,
+		Truncated:    append([]string{}, r.Truncated...), // [] rather than null in a task result
 	}
 	for _, f := range r.Findings {
 		out.Findings = append(out.Findings, ScanFinding{

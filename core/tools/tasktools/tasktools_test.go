@@ -183,6 +183,9 @@ func TestScanRunsInTheBackgroundAndReportsRedactedFindings(t *testing.T) {
 	if res["files_scanned"] != float64(2) || res["files_skipped"] != float64(1) {
 		t.Fatalf("scanned %v skipped %v", res["files_scanned"], res["files_skipped"])
 	}
+	if tr, ok := res["truncated"].([]any); !ok || len(tr) != 0 {
+		t.Fatalf("a whole scan's truncated = %#v, want []", res["truncated"])
+	}
 	findings, _ := res["findings"].([]any)
 	if len(findings) != 1 || findings[0].(map[string]any)["path"] != "public/a.md" {
 		t.Fatalf("findings = %v", findings)
