@@ -154,7 +154,7 @@ func (b *server) run(ctx context.Context, tool string, req ports.RunRequest) (*c
 		return nil, err
 	}
 	out, framed := b.output(tool, res, res.Stdout, "")
-	return catalog.Answer(out, summary(tool, out)+"\n"+framed), nil
+	return catalog.Answer(out, b.summary(tool, out)+"\n"+framed), nil
 }
 
 // output sanitizes, redacts and re-caps the output and frames it, with
@@ -196,12 +196,24 @@ func (b *server) clean(s string) string {
 }
 
 // summary is the text answer's first line: how the run ended and under
-// which controls.
-func summary(tool string, o execOutput) string {
+// which controls. A command the kernel killed says which limit most
+// likely did it: "exited 137" alone tells a model nothing.
+func (b *server) summary(tool string, o execOutput) string {
 	var end string
 	switch {
 	case o.TimedOut:
 		end = "timed out"
+	case o.ExitCode == 128+9 && !o.Truncated: // SIGKILL, not ours for the output cap
+		cpu, mem := "ARROWHEAD_EXEC_CPU_SECONDS", "ARROWHEAD_EXEC_MEMORY_BYTES"
+		cpuVal, memVal := b.config.CPUSeconds, b.config.MemoryBytes
+		if tool == "run_tests" {
+			cpu, mem = "ARROWHEAD_EXEC_TEST_CPU_SECONDS", "ARROWHEAD_EXEC_TEST_MEMORY_BYTES"
+			cpuVal, memVal = b.config.TestCPUSeconds, b.config.TestMemoryBytes
+		}
+		end = fmt.Sprintf("was killed (exit 137, SIGKILL), most likely at a limit: CPU time (%s=%d seconds) or memory (%s=%d bytes)",
+			cpu, cpuVal, mem, memVal)
+	case o.ExitCode == 128+24:
+		end = "was killed at its CPU-time limit (exit 152, SIGXCPU)"
 	default:
 		end = fmt.Sprintf("exited %d", o.ExitCode)
 	}

@@ -225,6 +225,28 @@ func TestRunSnippetBounds(t *testing.T) {
 	}
 }
 
+// TestRunSnippetSaysWhichLimitKilledIt: a snippet the kernel kills at its
+// CPU-time limit is not reported as a bare "exited 137".
+func TestRunSnippetSaysWhichLimitKilledIt(t *testing.T) {
+	e := newEnv(t, map[string]string{"ARROWHEAD_EXEC_CPU_SECONDS": "1", "ARROWHEAD_EXEC_WALL_SECONDS": "20"}, nil)
+	out, text := snippet(t, e, "while True:\n    pass")
+	if out["timed_out"] == true {
+		t.Fatalf("the wall clock, not the CPU limit, ended it: %s", text)
+	}
+	switch code := number(out["exit_code"]); code {
+	case 137:
+		if !strings.Contains(text, "was killed (exit 137, SIGKILL), most likely at a limit: CPU time (ARROWHEAD_EXEC_CPU_SECONDS=1 seconds)") {
+			t.Errorf("text %q", text)
+		}
+	case 152:
+		if !strings.Contains(text, "was killed at its CPU-time limit (exit 152, SIGXCPU)") {
+			t.Errorf("text %q", text)
+		}
+	default:
+		t.Errorf("a CPU-bound snippet under a 1 s CPU limit exited %d: %s", code, text)
+	}
+}
+
 func TestExecuteIsDenied(t *testing.T) {
 	e := newEnv(t, nil, map[string]string{"src/test_a.py": "import unittest\n"})
 	for _, tool := range []string{"run_snippet", "run_tests"} {

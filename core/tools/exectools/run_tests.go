@@ -113,7 +113,7 @@ func (r *server) runTests(ctx context.Context, call catalog.Call, in runTestsInp
 	extra := testsText(report)
 	exec, framed := r.output("run_tests", res, shown, extra)
 	out := runTestsOutput{execOutput: exec, Command: command, Reason: plan.reason, WorkDir: plan.dir, Tests: report}
-	head := summary("run_tests", exec) + "\nCommand: " + command + " (" + plan.reason + ")."
+	head := r.summary("run_tests", exec) + "\nCommand: " + command + " (" + plan.reason + ")."
 	if report.Parsed {
 		head += fmt.Sprintf("\nTests: %d passed, %d failed, %d skipped.", report.Passed, report.Failed, report.Skipped)
 	}
