@@ -122,9 +122,18 @@ func TestFaultMemoryWritesUnderAStalledOrDroppedConnection(t *testing.T) {
 			t.Fatalf("the error carries driver text: %v", err)
 		}
 		// It was applied; repeating it is harmless and leaves one value.
-		got, err := m.KVGet(ctx, "alice", "k", time.Now())
+		// The client learned nothing the moment the proxy dropped it,
+		// which can be before PostgreSQL has read the COMMIT the proxy
+		// forwarded: wait for the commit to land rather than race it.
+		var got ports.KVEntry
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+			got, err = m.KVGet(ctx, "alice", "k", time.Now())
+			if err == nil && got.Value == "v1" || time.Now().After(deadline) {
+				break
+			}
+		}
 		if err != nil || got.Value != "v1" {
-			t.Fatalf("after the lost commit the key holds %+v, %v", got, err)
+			t.Fatalf("5 s after the lost commit the key holds %+v, %v", got, err)
 		}
 		if err := m.KVSet(ctx, "alice", entry("v1"), lim); err != nil {
 			t.Fatalf("repeating the write: %v", err)
