@@ -11,8 +11,9 @@ import (
 	"github.com/arrowhead-go/arrowhead/core/tools/exectools"
 )
 
-// checkStateNotServed refuses to start when a directory holding the
-// server's own state lies inside (or is) a directory the file tools serve.
+// CheckStateNotServed refuses to start when a directory holding the
+// server's own state lies inside (or is) a directory the file tools serve
+// (Build calls it first; check-config too, as it has no side effect).
 // read_file serves any file under its root raw, so a data directory inside
 // the jail would hand every caller the embedded store (every principal's
 // memories and kv values) and the attestation signing key; inside the
@@ -22,7 +23,7 @@ import (
 // a symlink from a served root to anywhere outside it is refused by every
 // store. The check runs before anything is created, on paths resolved
 // through the symlinks that already exist.
-func checkStateNotServed(s *settings.Settings) error {
+func CheckStateNotServed(s *settings.Settings) error {
 	served := []struct{ name, dir, tools string }{
 		{"ARROWHEAD_JAIL_ROOT", s.JailRoot, "read_file"},
 		{"ARROWHEAD_DOCS_ROOT", s.DocsRoot, "the document tools"},

@@ -118,7 +118,7 @@ func Build(ctx context.Context, s *settings.Settings, o Options) (_ *Runtime, er
 			_ = rt.Close(context.WithoutCancel(ctx))
 		}
 	}()
-	if err := checkStateNotServed(s); err != nil {
+	if err := CheckStateNotServed(s); err != nil {
 		return nil, err
 	}
 	rt.openStoreEarly(s)

@@ -64,6 +64,10 @@ func checkConfigCmd(stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "arrowhead: invalid configuration: %v\n", err)
 		return exitFailure
 	}
+	if err := wire.CheckStateNotServed(s); err != nil {
+		fmt.Fprintf(stderr, "arrowhead: invalid configuration: %v\n", err)
+		return exitFailure
+	}
 	for _, e := range s.Effective() {
 		marker := ""
 		if e.Value != e.Default && !(e.Secret && e.Value == "") {
