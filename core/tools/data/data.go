@@ -208,8 +208,24 @@ func hitsReply(hits []ports.VectorHit, semantic bool, mode string) *catalog.Repl
 	}
 	body, _ := json.MarshalIndent(results, "", "  ")
 	framed := content.Frame(string(body), content.NewSource("retrieval", mode, "json", body))
-	return catalog.Answer(hitsOutput{Results: results, Semantic: semantic, Marker: framed.Marker, Untrusted: true}, framed.Text)
+	text := framed.Text
+	switch {
+	case len(results) == 0:
+		// Nearest-neighbour search returns something from any chunk it
+		// may see: none means there is none.
+		text += "\n" + msgNoChunks + "\n"
+	case !semantic:
+		text += "\n" + msgNotSemantic + "\n"
+	}
+	return catalog.Answer(hitsOutput{Results: results, Semantic: semantic, Marker: framed.Marker, Untrusted: true}, text)
 }
+
+// Notes after the retrieved chunks: what an empty answer means, and that
+// the deterministic embedder's scores are not similarity of meaning.
+const (
+	msgNoChunks    = "No results: the collection holds no chunk you may read. doc_index adds the corpus's documents to a collection."
+	msgNotSemantic = "The embedder is the deterministic one (ARROWHEAD_EMBEDDING_PROVIDER=deterministic), so these scores rank shared words, not meaning."
+)
 
 func kOrDefault(k int) int {
 	if k <= 0 {

@@ -230,9 +230,15 @@ func TestIndexingIsDiffAwareAndTenantScoped(t *testing.T) {
 	if len(hits) == 0 || hits[0].(map[string]any)["source"] != "handbook/refunds.md" {
 		t.Fatalf("hybrid: %v", hits)
 	}
+	if !strings.HasSuffix(res.Text, "so these scores rank shared words, not meaning.\n") {
+		t.Errorf("the deterministic embedder's answer does not say its scores are not semantic:\n%s", res.Text)
+	}
 	res, te = coretest.Call(t, e.app, bob, "vector_query", map[string]any{"collection": "doc_chunks", "query": "refunds fourteen days", "k": 10})
 	if te != nil || len(res.Structured()["results"].([]any)) != 0 {
 		t.Fatalf("bob sees alice's chunks: %v %v", res.Structured(), te)
+	}
+	if !strings.HasSuffix(res.Text, "No results: the collection holds no chunk you may read. doc_index adds the corpus's documents to a collection.\n") {
+		t.Errorf("an empty answer does not say what it means:\n%s", res.Text)
 	}
 	// Deleting a document removes its chunks on the next run.
 	if err := os.Remove(filepath.Join(e.root, "handbook", "shipping.md")); err != nil {
