@@ -312,7 +312,11 @@ func (t *tree) suggest(ctx context.Context, prefix string, keep func(string) boo
 		more = "at least "
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s; %s%d more files under this prefix were not mapped.", mp.note, more, left)
+	noun, were := "files", "were"
+	if left == 1 && more == "" {
+		noun, were = "file", "was"
+	}
+	fmt.Fprintf(&b, "%s; %s%d more %s under this prefix %s not mapped.", mp.note, more, left, noun, were)
 	for i, p := range order {
 		if i == maxNextPrefixes {
 			fmt.Fprintf(&b, " (and %d more prefixes)", len(order)-i)

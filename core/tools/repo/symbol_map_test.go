@@ -98,6 +98,12 @@ func TestSymbolMapStatesItsCut(t *testing.T) {
 	if !strings.Contains(res.Text, `"c/x/" (1 file not yet mapped; it holds mapped ones too), "c/y/" (3 files)`) {
 		t.Fatalf("the partly mapped prefix is not marked:\n%s", res.Text)
 	}
+	// One file left over is counted in the singular.
+	e = newEnv(t, e.root, map[string]string{"ARROWHEAD_SYMBOL_MAP_MAX_FILES": "2"}, nil, nil)
+	if res = e.ok(t, "symbol_map", map[string]any{"path_prefix": "a"}); !strings.Contains(res.Text,
+		"Stopped early: the map read its 2 files (ARROWHEAD_SYMBOL_MAP_MAX_FILES), 4 symbols; 1 more file under this prefix was not mapped.") {
+		t.Fatalf("one file left:\n%s", res.Text)
+	}
 	// An uncut map says nothing of the kind.
 	e = newEnv(t, e.root, nil, nil, nil)
 	res = e.ok(t, "symbol_map", map[string]any{"path_prefix": "a"})
