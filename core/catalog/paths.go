@@ -13,6 +13,11 @@ func CleanPath(p string) (string, error) {
 	return rel, nil
 }
 
+// PrefixRule says how a path_prefix matches, for a tool whose prefix
+// reached nothing (most often a mistyped one).
+const PrefixRule = "path_prefix matches whole path components from the root " +
+	"(\"src\" covers \"src/a.py\", not \"lib/src/a.py\" or \"srcx/a.py\")."
+
 // CleanPrefix validates a caller's path_prefix argument ("" is the whole
 // tree), alike for every tool that takes one.
 func CleanPrefix(p string) (string, error) {

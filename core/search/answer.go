@@ -58,8 +58,7 @@ func (r Report) Summary(noun string, v Vars) string {
 	case r.Complete() && r.FilesListed == 0 && r.Prefix != "":
 		// Most often a mistyped prefix: say so rather than "searched all
 		// 0 files", which reads like an answer.
-		b.WriteString("No matches: no " + catalog.Singular(noun) + " of a type this server serves lies under the prefix. path_prefix matches whole path " +
-			"components from the root (\"src\" covers \"src/a.py\", not \"lib/src/a.py\" or \"srcx/a.py\").")
+		b.WriteString("No matches: no " + catalog.Singular(noun) + " of a type this server serves lies under the prefix. " + catalog.PrefixRule)
 	case r.Complete() && r.FilesListed == 0:
 		b.WriteString("No matches: there is no " + catalog.Singular(noun) + " of a type this server serves to search.")
 	case r.Complete() && len(r.Matches) == 0:

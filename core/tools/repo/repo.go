@@ -212,8 +212,7 @@ func unreadable(err error) bool {
 // msgNothingUnderPrefix follows an empty map or graph whose path_prefix
 // reached no file: most often a mistyped prefix, which "No symbols." alone
 // would hide.
-const msgNothingUnderPrefix = "No source file you may read lies under path_prefix. It matches whole path components from the " +
-	"repository root (\"src\" covers \"src/a.py\", not \"lib/src/a.py\" or \"srcx/a.py\")."
+const msgNothingUnderPrefix = "No source file you may read lies under path_prefix. " + catalog.PrefixRule
 
 // oneLine keeps a sanitized value on one line of the text answer.
 func oneLine(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "\r", " "), "\n", " ") }
