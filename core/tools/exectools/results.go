@@ -218,6 +218,12 @@ type pytestFrameAt struct {
 	line int
 }
 
+// frameIn is the index of the section's first frame in file, -1 when none
+// is.
+func (s *pytestFailure) frameIn(file string) int {
+	return slices.IndexFunc(s.frames, func(fr pytestFrameAt) bool { return fr.file == file })
+}
+
 // parsePytestOutput reads pytest -q -rfE --tb=short output: the counts from
 // its summary line, failures and errors from the short summary, and each
 // one's line and message from its traceback section. A section is matched
@@ -261,7 +267,7 @@ func parsePytestOutput(base string, stdout []byte) testReport {
 			file, rest, _ := strings.Cut(node, "::")
 			f := testFailure{Test: node, File: path.Join(base, file), Message: m[3]}
 			if sec := pytestSectionOf(sections, file, rest); sec != nil {
-				if i := slices.IndexFunc(sec.frames, func(fr pytestFrameAt) bool { return fr.file == file }); i >= 0 {
+				if i := sec.frameIn(file); i >= 0 {
 					f.Line = sec.frames[i].line
 				} else if len(sec.frames) > 0 && !path.IsAbs(sec.frames[0].file) {
 					f.File, f.Line = path.Join(base, sec.frames[0].file), sec.frames[0].line
@@ -320,7 +326,7 @@ func pytestSectionOf(sections []*pytestFailure, file, rest string) *pytestFailur
 		if sec.used || name != want {
 			continue
 		}
-		if slices.ContainsFunc(sec.frames, func(fr pytestFrameAt) bool { return fr.file == file }) {
+		if sec.frameIn(file) >= 0 {
 			sec.used = true
 			return sec
 		}
