@@ -517,8 +517,9 @@ func (p *server) summarize(k *pack, runs []retrievalRun, notes []string, budgetC
 	if len(k.out.Items) == 0 {
 		k.text.WriteString("Nothing was packed.\n")
 	}
-	fmt.Fprintf(&k.text, "Packed %d items, %d of %d tokens (%s), ranked over %d indexed files (%d units).\n",
-		len(k.out.Items), k.out.TokensUsed, k.out.TokenBudget, k.out.Tokenizer, k.out.Index.Files, k.out.Index.Chunks)
+	fmt.Fprintf(&k.text, "Packed %s, %d of %d tokens (%s), ranked over %s (%s).\n",
+		catalog.Count(len(k.out.Items), "items"), k.out.TokensUsed, k.out.TokenBudget, k.out.Tokenizer,
+		catalog.Count(k.out.Index.Files, "indexed files"), catalog.Count(k.out.Index.Chunks, "units"))
 	parts := make([]string, len(runs))
 	for i, r := range runs {
 		parts[i] = fmt.Sprintf("%s %s (%d packed)", r.Method, r.Status, r.Packed)

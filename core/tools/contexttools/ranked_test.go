@@ -174,7 +174,7 @@ func TestPackCutsToBudget(t *testing.T) {
 	if tr := out["truncated"].([]any); len(tr) == 0 || tr[0] != "budget" {
 		t.Fatalf("truncated %v", tr)
 	}
-	for _, want := range []string{"[1] lines 3-", "(cut; the unit runs to line 405): function Reconcile [found by lexical, symbols]", "Item 1 was cut at line", "Stopped early"} {
+	for _, want := range []string{"[1] lines 3-", "(cut; the unit runs to line 405): function Reconcile [found by lexical, symbols]", "Item 1 was cut at line", "Stopped early", "Packed 1 item, "} {
 		if !strings.Contains(text, want) {
 			t.Fatalf("the text lacks %q:\n%s", want, text)
 		}
